@@ -1,0 +1,47 @@
+# Two commands do everything (each creates .venv first if it is missing or stale):
+#   make demo   run the whole workflow on the embedded demo corpus (CPU, no download)
+#   make test   run the test suite
+# On a CUDA machine, the same commands install PyPI's CUDA build of torch (see README.md).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_VERSION ?= 2.13.0
+# auto: CUDA build where nvidia-smi works, else the CPU build. Or an index URL, e.g.
+# https://download.pytorch.org/whl/cu128
+TORCH_INDEX ?= auto
+CONFIG ?= config/demo.yaml
+CORES ?= all
+SNAKEMAKE_ARGS ?=
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: setup demo test lint schema mlflow-ui clean-demo
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml tools/install-torch
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	TORCH_VERSION=$(TORCH_VERSION) TORCH_INDEX=$(TORCH_INDEX) tools/install-torch $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	snakemake --configfile $(CONFIG) --cores $(CORES) $(SNAKEMAKE_ARGS)
+	@$(BIN)/python -m tts_pipeline where --config $(CONFIG)
+
+test: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	snakemake --lint --configfile config/demo.yaml
+	$(BIN)/tts-pipeline schema --check
+
+schema: $(STAMP)
+	$(BIN)/tts-pipeline schema
+
+mlflow-ui: $(STAMP)
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///results/mlflow.db --port 5000

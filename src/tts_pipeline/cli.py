@@ -1,0 +1,68 @@
+"""Command line: ``tts-pipeline <command> ...`` and ``python -m tts_pipeline <command> ...``.
+
+Each command lives in its own module with ``add_arguments(parser)`` and ``run(args)``; only the module
+of the command being run is imported, and modules keep heavy imports (torch, mlflow, librosa) inside
+``run`` so that ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+# command name -> module; the module's docstring first line is the command's help.
+COMMANDS: dict[str, str] = {
+    "corpus": "tts_pipeline.stages.corpus",
+    "manifest": "tts_pipeline.stages.manifest",
+    "check-config": "tts_pipeline.stages.check_config",
+    "schema": "tts_pipeline.stages.schema",
+    "tracking": "tts_pipeline.stages.tracking_run",
+    "lease-gpus": "tts_pipeline.stages.lease_gpus",
+    "where": "tts_pipeline.stages.where",
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only`` set, just that command's module is imported."""
+    parser = argparse.ArgumentParser(
+        prog="tts-pipeline",
+        description="Stages of the FastPitch + HiFi-GAN workflow. Snakemake calls these; so can you.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", metavar="<command>", required=True)
+    for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            commands.add_parser(name)
+            continue
+        module = importlib.import_module(module_name)
+        doc = (module.__doc__ or "").strip()
+        summary = doc.splitlines()[0] if doc else name
+        sub = commands.add_parser(
+            name, help=summary, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    # Import only the command being run: a stage never pays for (or breaks on) another's imports.
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # Library errors that are the user's to fix (bad config, bad input) end with a clear message,
+    # not a traceback; anything else is a bug and keeps its traceback.
+    from tts_pipeline.errors import UserError
+
+    try:
+        args._module.run(args)
+    except UserError as error:
+        print(f"tts-pipeline {args.command}: error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,1 @@
+"""Corpora, manifests and datasets: the data the models are trained on."""

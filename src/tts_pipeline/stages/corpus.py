@@ -1,0 +1,88 @@
+"""Build or fetch the corpus: the embedded demo (eSpeak NG), LJSpeech-1.1, or a local folder.
+
+Writes an LJSpeech-layout corpus to ``<resources-dir>/<corpus.name>/`` (``wavs/<id>.wav``,
+``metadata.csv``), except for ``local``, which is only read, and last of all ``corpus.json``: a record
+of where the corpus is and what it holds, which the manifest stage reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline.stages.common import add_section_argument, load_section
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_section_argument(parser)
+    parser.add_argument("--resources-dir", type=Path, default=Path("resources"), help="corpora and downloads")
+    parser.add_argument("--record", type=Path, required=True, help="corpus.json to write last")
+
+
+def check_layout(root: Path) -> None:
+    """An LJSpeech-layout folder has ``metadata.csv`` and ``wavs/``."""
+    from tts_pipeline.errors import UserError
+
+    if not root.is_dir():
+        raise UserError(f"corpus folder {root} does not exist")
+    missing = [name for name in ("metadata.csv", "wavs") if not (root / name).exists()]
+    if missing:
+        raise UserError(f"corpus folder {root} is not in LJSpeech layout: missing {', '.join(missing)}")
+
+
+def describe(root: Path, source: str, name: str) -> dict[str, Any]:
+    """The corpus record: location, counts and the metadata checksum (for provenance)."""
+    metadata = root / "metadata.csv"
+    data = metadata.read_bytes()
+    return {
+        "name": name,
+        "source": source,
+        "root": str(root),
+        "metadata": str(metadata),
+        "metadata_sha256": hashlib.sha256(data).hexdigest(),
+        "n_metadata_rows": sum(1 for line in data.splitlines() if line.strip()),
+        "n_wavs": sum(1 for _ in (root / "wavs").glob("*.wav")),
+    }
+
+
+def run(args: argparse.Namespace) -> None:
+    from tts_pipeline import tracking
+    from tts_pipeline.config import CorpusConfig, parse_section
+    from tts_pipeline.files import write_json
+
+    payload = load_section(args, "corpus", "text.cleaners")
+    cfg: CorpusConfig = parse_section(CorpusConfig, payload["corpus"], "corpus")
+    out_dir = args.resources_dir / cfg.name
+
+    with tracking.stage_run("corpus", payload, tags={"dataset": cfg.name}) as run_log:
+        metrics: dict[str, float] = {}
+        if cfg.source == "demo":
+            from tts_pipeline.data.demo_corpus import build_demo_corpus
+            from tts_pipeline.text import normalize_text
+
+            cleaners = payload["text.cleaners"]
+            summary = build_demo_corpus(out_dir, cfg.demo, normalize=lambda text: normalize_text(text, cleaners))
+            root = out_dir
+            metrics = {
+                "n_utterances": summary.n_utterances,
+                "audio_minutes": summary.total_seconds / 60,
+                "build_seconds": summary.build_seconds,
+            }
+        elif cfg.source == "ljspeech":
+            from tts_pipeline.data.ljspeech import prepare_ljspeech
+
+            root = prepare_ljspeech(out_dir, cfg.ljspeech, download_dir=args.resources_dir / "downloads")
+        else:
+            root = Path(cfg.path)
+        check_layout(root)
+        record = describe(root, cfg.source, cfg.name)
+        metrics.update(n_wavs=record["n_wavs"], n_metadata_rows=record["n_metadata_rows"])
+        run_log.log_metrics(metrics)
+        write_json(args.record, record)
+        run_log.log_artifact(args.record)
+        log.info("corpus '%s' (%s) at %s: %d wavs", cfg.name, cfg.source, root, record["n_wavs"])

@@ -1,0 +1,30 @@
+"""Print where a config's outputs are: corpus, manifests, logs, and the MLflow store and UI command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="YAML config")
+
+
+def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.config import load_config
+    from tts_pipeline.wiring import Paths
+
+    config = load_config(args.config)
+    paths = Paths(config)
+    lines = [
+        f"experiment:   {config.experiment}",
+        f"corpus:       {paths.corpus_dir}/",
+        f"manifests:    {paths.data_dir}/manifest.{{train,val,test}}.jsonl",
+        f"validation:   {paths.validation}",
+        f"logs:         {paths.experiment}/logs/",
+    ]
+    if config.tracking.enabled:
+        uri = config.tracking.uri or f"sqlite:///{Path(config.results_dir) / 'mlflow.db'}"
+        lines.append(f"MLflow store: {uri}")
+        lines.append(f"MLflow UI:    mlflow ui --backend-store-uri {uri}   (then open http://127.0.0.1:5000)")
+    print("\n".join(lines))

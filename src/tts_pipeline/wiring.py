@@ -1,0 +1,218 @@
+"""What the Snakefile calls: the validated config, output paths, per-rule params and code hashes.
+
+The workflow files hold no logic; everything here is plain Python and tested. A rule's ``params``
+carry (1) the JSON of exactly the config it reads and (2) a hash of the package source files its
+stage imports, so Snakemake reruns a stage when either changes, and nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline.config import PipelineConfig, parse_config
+
+PACKAGE = "tts_pipeline"
+
+# Which config each stage reads. A dotted name passes a single value, not its whole section, so
+# that e.g. changing the hop length does not rerun the manifest.
+STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "corpus": ("corpus", "text.cleaners"),
+    "manifest": ("data", "text", "audio.sampling_rate"),
+}
+
+# Which module runs each stage (``tts-pipeline <stage>``).
+STAGE_MODULES: dict[str, str] = {
+    "corpus": "tts_pipeline.stages.corpus",
+    "manifest": "tts_pipeline.stages.manifest",
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# config slices
+# --------------------------------------------------------------------------------------------------
+
+
+def _lookup(config: PipelineConfig, dotted: str) -> Any:
+    value: Any = config
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+
+def stage_params(config: PipelineConfig, stage: str) -> str:
+    """Compact, key-sorted JSON of the config a stage reads: ``{"data": {...}, "audio.sampling_rate": 22050}``."""
+    payload = {name: _lookup(config, name) for name in STAGE_SECTIONS[stage]}
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------------------------------
+# code hashes
+# --------------------------------------------------------------------------------------------------
+
+
+def _package_dir() -> Path:
+    spec = importlib.util.find_spec(PACKAGE)
+    assert spec is not None and spec.submodule_search_locations, f"{PACKAGE} is not importable"
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a package module, found on disk without importing anything."""
+    base = _package_dir().joinpath(*module.split(".")[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _package_imports(module: str, path: Path) -> set[str]:
+    """Modules of this package imported (anywhere, also inside functions) by one source file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import: resolve against this module's package
+                base_parts = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            # "from pkg import name" may name a submodule or an attribute; keep both candidates.
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name == PACKAGE or name.startswith(PACKAGE + "."):
+                found.add(name)
+    return found
+
+
+@cache
+def source_files(module: str) -> tuple[Path, ...]:
+    """Every package source file ``module`` depends on: its import closure within the package,
+    including each imported module's parent ``__init__`` files. Sorted, for a stable hash."""
+    seen: dict[str, Path] = {}
+    pending = [module]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        parts = name.split(".")
+        parents = [".".join(parts[:i]) for i in range(1, len(parts))]
+        path = _module_file(name)
+        if path is None:  # an attribute imported with "from x import y", not a module
+            seen[name] = Path()
+            continue
+        seen[name] = path
+        pending.extend(parents)
+        pending.extend(_package_imports(name, path))
+    return tuple(sorted({p for p in seen.values() if p != Path()}))
+
+
+def code_hash(stage: str) -> str:
+    """SHA-256 (12 hex digits) of the sources a stage runs, keyed by path inside the package."""
+    digest = hashlib.sha256()
+    for path in source_files(STAGE_MODULES[stage]):
+        relative = path.as_posix().rsplit(f"/{PACKAGE}/", 1)[-1]
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------------------------------
+# paths (DESIGN.md section 3)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every path a rule reads or writes; rule files name them, they never build them."""
+
+    config: PipelineConfig
+
+    @property
+    def experiment(self) -> Path:
+        return self.config.experiment_dir
+
+    @property
+    def corpus_dir(self) -> Path:
+        return Path(self.config.resources_dir) / self.config.corpus.name
+
+    @property
+    def corpus_record(self) -> str:
+        """Written last by ``corpus``: where the corpus is and what it holds."""
+        return str(self.corpus_dir / "corpus.json")
+
+    @property
+    def downloads(self) -> str:
+        return str(Path(self.config.resources_dir) / "downloads")
+
+    @property
+    def data_dir(self) -> str:
+        return str(self.experiment / "data")
+
+    def manifest(self, split: str) -> str:
+        return str(self.experiment / "data" / f"manifest.{split}.jsonl")
+
+    @property
+    def validation(self) -> str:
+        return str(self.experiment / "data" / "validation.json")
+
+    @property
+    def resampled(self) -> str:
+        return str(self.experiment / "data" / "resampled")
+
+    def log(self, stage: str) -> str:
+        return str(self.experiment / "logs" / f"{stage}.log")
+
+    def benchmark(self, stage: str) -> str:
+        return str(self.experiment / "benchmarks" / f"{stage}.tsv")
+
+
+# --------------------------------------------------------------------------------------------------
+# the object the Snakefile holds
+# --------------------------------------------------------------------------------------------------
+
+
+class Pipeline:
+    """The validated config plus everything rules need from it."""
+
+    def __init__(self, raw_config: dict[str, Any], source: str = "snakemake config") -> None:
+        self.config = parse_config(raw_config, source=source)
+        self.paths = Paths(self.config)
+
+    def params(self, stage: str) -> str:
+        return stage_params(self.config, stage)
+
+    def code(self, stage: str) -> str:
+        return code_hash(stage)
+
+    def all_targets(self) -> list[str]:
+        """What ``rule all`` asks for: the last output of every phase built so far."""
+        return [self.paths.validation]
+
+    # tracking hooks: the parent run lives as long as one `snakemake` invocation
+    def export_tracking_env(self) -> None:
+        """Put the tracking settings into the environment every job inherits (no side effects)."""
+        from tts_pipeline import tracking
+
+        os.environ.update(tracking.env_from_config(self.config))
+
+    def open_parent_run(self) -> None:
+        from tts_pipeline import tracking
+
+        tracking.open_parent_run(self.config)
+
+    def close_parent_run(self, status: str) -> None:
+        from tts_pipeline import tracking
+
+        tracking.close_parent_run(status)

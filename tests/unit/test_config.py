@@ -1,0 +1,115 @@
+"""The typed config: defaults, strictness, and errors that name the key."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from tts_pipeline.config import ConfigError, config_hash, load_config, parse_config
+from tts_pipeline.stages.schema import render
+
+from ..conftest import REPO
+
+
+@pytest.fixture
+def demo() -> dict:
+    return yaml.safe_load((REPO / "config/demo.yaml").read_text())
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "demo.yaml"])
+def test_shipped_configs_are_valid(name):
+    config = load_config(REPO / "config" / name)
+    assert config.audio.hop_length == 256
+    assert config.audio.n_mel_channels == 80
+
+
+def test_recipe_config_has_nvidia_values():
+    config = load_config(REPO / "config/config.yaml")
+    assert config.corpus.source == "ljspeech"
+    assert config.corpus.ljspeech.size_bytes == 2_748_572_632
+    assert config.data.split.scheme == "ljspeech"
+    assert (config.audio.sampling_rate, config.audio.filter_length, config.audio.win_length) == (22050, 1024, 1024)
+    assert (config.audio.mel_fmin, config.audio.mel_fmax, config.audio.mel_fmax_loss) == (0.0, 8000.0, None)
+
+
+def _error(raw: dict) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw, source="test.yaml")
+    return str(info.value)
+
+
+def test_unknown_key_names_its_full_path(demo):
+    demo["data"]["split"]["val_sise"] = 3
+    message = _error(demo)
+    assert "data.split.val_sise" in message and "unknown key" in message
+    assert "test.yaml" in message
+
+
+def test_wrong_type_names_key_and_value(demo):
+    demo["corpus"]["demo"]["n_utterances"] = "many"
+    message = _error(demo)
+    assert "corpus.demo.n_utterances" in message and "'many'" in message
+
+
+def test_bad_choice_lists_allowed_values(demo):
+    demo["data"]["on_invalid"] = "ignore"
+    message = _error(demo)
+    assert "data.on_invalid" in message and "'error'" in message and "'skip'" in message
+
+
+def test_cross_field_rules(demo):
+    bad = copy.deepcopy(demo)
+    bad["corpus"]["source"] = "local"
+    assert "corpus: path: required when source is 'local'" in _error(bad).replace("\n", " ").replace("  - ", "")
+    bad = copy.deepcopy(demo)
+    bad["audio"]["mel_fmax"] = 12000.0
+    assert "audio: mel_fmax" in _error(bad)
+    bad = copy.deepcopy(demo)
+    bad["corpus"]["demo"]["pitch"] = [70, 30]
+    assert "corpus.demo" in _error(bad) and "low <= high" in _error(bad)
+    bad = copy.deepcopy(demo)
+    bad["data"]["min_duration_s"] = 30
+    assert "max_duration_s" in _error(bad)
+
+
+def test_every_error_is_reported_at_once(demo):
+    demo["experiment"] = "has space"
+    demo["data"]["max_duration_s"] = -1
+    demo["bogus"] = 1
+    message = _error(demo)
+    assert "experiment" in message and "data.max_duration_s" in message and "bogus" in message
+
+
+def test_missing_experiment_is_an_error():
+    assert "experiment: Field required" in _error({})
+
+
+def test_load_config_reports_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("experiment: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+
+
+def test_config_hash_ignores_key_order_and_whitespace():
+    assert config_hash('{"a": 1, "b": 2}') == config_hash({"b": 2, "a": 1})
+    assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+def test_committed_schema_is_generated_from_the_model():
+    committed = (REPO / "workflow/schemas/config.schema.json").read_text()
+    assert committed == render(), "schema is stale: run 'tts-pipeline schema'"
+
+
+def test_schema_rejects_what_the_model_rejects(demo):
+    import jsonschema
+
+    schema = yaml.safe_load(render())
+    jsonschema.validate(demo, schema)
+    demo["data"]["surprise"] = True
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(demo, schema)

@@ -1,0 +1,97 @@
+"""What the Snakefile receives: per-stage config slices, code hashes, paths."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import yaml
+
+from tts_pipeline import wiring
+from tts_pipeline.config import parse_config
+
+from ..conftest import REPO
+
+
+@pytest.fixture
+def demo() -> dict:
+    return yaml.safe_load((REPO / "config/demo.yaml").read_text())
+
+
+def _params(raw: dict) -> dict[str, str]:
+    config = parse_config(raw)
+    return {stage: wiring.stage_params(config, stage) for stage in wiring.STAGE_SECTIONS}
+
+
+def test_each_stage_sees_only_its_own_config(demo):
+    before = _params(demo)
+    demo["data"]["split"]["val_size"] = 20
+    after = _params(demo)
+    assert before["manifest"] != after["manifest"]
+    assert before["corpus"] == after["corpus"]
+
+    demo["audio"]["hop_length"] = 512
+    demo["audio"]["filter_length"] = 2048
+    demo["audio"]["win_length"] = 2048
+    assert _params(demo)["manifest"] == after["manifest"], "the manifest reads only audio.sampling_rate"
+
+    demo["corpus"]["demo"]["seed"] = 7
+    assert _params(demo)["corpus"] != after["corpus"]
+
+
+def test_params_are_json_of_the_named_sections(demo):
+    payload = json.loads(_params(demo)["manifest"])
+    assert set(payload) == {"data", "text", "audio.sampling_rate"}
+    assert payload["audio.sampling_rate"] == 22050
+    assert payload["data"]["split"]["val_size"] == demo["data"]["split"]["val_size"]
+
+
+def test_every_stage_has_a_module_and_sections():
+    assert set(wiring.STAGE_MODULES) == set(wiring.STAGE_SECTIONS)
+
+
+def test_source_closure_follows_package_imports():
+    files = {path.relative_to(REPO / "src").as_posix() for path in wiring.source_files("tts_pipeline.stages.manifest")}
+    for expected in (
+        "tts_pipeline/stages/manifest.py",
+        "tts_pipeline/stages/common.py",
+        "tts_pipeline/config.py",
+        "tts_pipeline/data/manifest.py",
+        "tts_pipeline/__init__.py",
+    ):
+        assert expected in files
+    assert "tts_pipeline/wiring.py" not in files
+
+
+def test_code_hash_changes_with_an_imported_module(tmp_path, monkeypatch):
+    package = tmp_path / "tts_pipeline"
+    (package / "stages").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "stages" / "__init__.py").write_text("")
+    (package / "helper.py").write_text("VALUE = 1\n")
+    (package / "unrelated.py").write_text("VALUE = 1\n")
+    (package / "stages" / "fake.py").write_text("def run():\n    from tts_pipeline.helper import VALUE\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    for name in [m for m in sys.modules if m == "tts_pipeline" or m.startswith("tts_pipeline.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(wiring.STAGE_MODULES, "fake", "tts_pipeline.stages.fake")
+
+    def fresh_hash() -> str:
+        wiring.source_files.cache_clear()
+        return wiring.code_hash("fake")
+
+    first = fresh_hash()
+    (package / "unrelated.py").write_text("VALUE = 2\n")
+    assert fresh_hash() == first
+    (package / "helper.py").write_text("VALUE = 2\n")
+    assert fresh_hash() != first
+    wiring.source_files.cache_clear()
+
+
+def test_paths_follow_the_contract(demo):
+    paths = wiring.Paths(parse_config(demo))
+    assert paths.manifest("train") == "results/demo/data/manifest.train.jsonl"
+    assert paths.validation == "results/demo/data/validation.json"
+    assert paths.corpus_record == "resources/demo/corpus.json"
+    assert paths.log("manifest") == "results/demo/logs/manifest.log"

@@ -1,0 +1,45 @@
+## CORPUS: download LJSpeech, synthesise the demo corpus, or point at a local folder
+
+
+rule corpus:
+    output:
+        record=paths.corpus_record,
+    params:
+        section=pipeline.params("corpus"),
+        code=pipeline.code("corpus"),
+        resources_dir=pipeline.config.resources_dir,
+    log:
+        paths.log("corpus"),
+    benchmark:
+        paths.benchmark("corpus")
+    threads: 1
+    shell:
+        "tts-pipeline corpus --section {params.section:q} --resources-dir {params.resources_dir:q}"
+        " --record {output.record:q} > {log:q} 2>&1"
+
+
+## MANIFEST: normalise text, validate every utterance, split train / val / test
+
+
+rule manifest:
+    input:
+        corpus=paths.corpus_record,
+    output:
+        train=paths.manifest("train"),
+        val=paths.manifest("val"),
+        test=paths.manifest("test"),
+        validation=paths.validation,
+    params:
+        section=pipeline.params("manifest"),
+        code=pipeline.code("manifest"),
+        out_dir=paths.data_dir,
+        resampled=paths.resampled,
+    log:
+        paths.log("manifest"),
+    benchmark:
+        paths.benchmark("manifest")
+    threads: 4
+    shell:
+        "tts-pipeline manifest --section {params.section:q} --corpus {input.corpus:q}"
+        " --out-dir {params.out_dir:q} --resampled-dir {params.resampled:q}"
+        " --workers {threads} > {log:q} 2>&1"
