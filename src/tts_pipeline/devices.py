@@ -222,9 +222,10 @@ def acquire_gpus(
         return GpuLease([])
     devices = list(pool) if pool is not None else gpu_pool()
     if count > len(devices):
+        found = f"the pool has {len(devices)}: {','.join(devices)}" if devices else "no GPUs were found"
         raise GpuLeaseError(
-            f"asked for {count} GPU(s) but the pool has {len(devices)}: {devices or 'none found'}. "
-            f"Lower the stage's gpu setting, or set {ENV_POOL} (e.g. '0,1') if nvidia-smi does not see them."
+            f"asked for {count} GPU(s) but {found} (pool: ${ENV_POOL}, else ${CUDA_VISIBLE_DEVICES}, "
+            f"else nvidia-smi -L). Lower the stage's gpu setting or the pool's restriction."
         )
     directory = Path(lock_dir) if lock_dir is not None else default_lock_dir()
     directory.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,12 @@ from typing import IO, Any
 import numpy as np
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it is renamed to ``path``.
@@ -29,6 +35,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    # mkstemp creates 0600; give the file the permissions an ordinary open() would have.
+    os.chmod(tmp, 0o666 & ~_umask())
     try:
         yield tmp
         with open(tmp, "rb") as handle:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tts_pipeline.config import PipelineConfig, TrackingConfig, config_hash
 from tts_pipeline.errors import UserError
@@ -136,7 +136,7 @@ def settings_from_env(
     if ENV_ENABLED in env:
         settings = replace(settings, enabled=_parse_bool(env[ENV_ENABLED], ENV_ENABLED))
     if env.get(ENV_URI):
-        settings = replace(settings, uri=env[ENV_URI])
+        settings = replace(settings, uri=_absolute_sqlite_uri(env[ENV_URI]))
     if env.get(ENV_EXPERIMENT):
         settings = replace(settings, experiment=env[ENV_EXPERIMENT])
     if env.get(ENV_PARENT_RUN_ID):
@@ -188,7 +188,7 @@ def _import_mlflow_client() -> type[MlflowClient]:
     return MlflowClient
 
 
-def _store_lock(uri: str) -> ContextManager[Any]:
+def _store_lock(uri: str) -> contextlib.AbstractContextManager[Any]:
     """A cross-process lock beside a SQLite database; nothing for stores that handle concurrency."""
     db_path = _sqlite_path(uri)
     if db_path is None:
@@ -219,20 +219,27 @@ class _LockedClient:
 
     def call(self, operation: Callable[[MlflowClient], T]) -> T:
         """Run ``operation(client)`` under the lock, retrying while SQLite reports itself locked."""
+        client_class = _import_mlflow_client()
+        if self._client is None and _sqlite_path(self.uri) is not None:
+            # Importing the SQL store takes a second; do it before queueing for the lock, so that
+            # jobs starting together import in parallel and hold the lock only for database work.
+            import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
         with self._lock:
-            for attempt in range(_LOCKED_RETRIES):
+            attempt = 0
+            while True:
                 try:
                     if self._client is None:
                         # Creating the client opens the store, which creates or migrates the
                         # database tables: that must happen under the lock too.
-                        self._client = _import_mlflow_client()(tracking_uri=self.uri)
+                        self._client = client_class(tracking_uri=self.uri)
                     return operation(self._client)
                 except Exception as error:
-                    if attempt == _LOCKED_RETRIES - 1 or not _is_locked_error(error):
+                    # A failed call rolled its transaction back, so repeating it is safe.
+                    attempt += 1
+                    if attempt >= _LOCKED_RETRIES or not _is_locked_error(error):
                         raise
                     log.debug("MLflow store %s is locked; retrying (%s)", self.uri, error)
-                    time.sleep(_LOCKED_BACKOFF_S * 2**attempt)
-        raise AssertionError("unreachable")
+                    time.sleep(_LOCKED_BACKOFF_S * 2 ** (attempt - 1))
 
 
 def _experiment_id(client: MlflowClient, settings: TrackingSettings, *, create: bool = True) -> str | None:
@@ -577,3 +584,9 @@ def find_child_runs(settings: TrackingSettings, parent_run_id: str) -> list[dict
         return [_run_summary(run) for run in runs]
 
     return _LockedClient(settings.uri).call(search)
+
+
+def metric_history(settings: TrackingSettings, run_id: str, key: str) -> list[tuple[int, float]]:
+    """Every ``(step, value)`` logged for one metric of a run, in step order."""
+    history = _LockedClient(settings.uri).call(lambda client: client.get_metric_history(run_id, key))
+    return sorted((metric.step, metric.value) for metric in history)

@@ -205,7 +205,10 @@ class Pipeline:
         """Put the tracking settings into the environment every job inherits (no side effects)."""
         from tts_pipeline import tracking
 
-        os.environ.update(tracking.env_from_config(self.config))
+        settings = tracking.TrackingSettings.from_config(self.config)
+        if not settings.enabled:
+            os.environ.pop(tracking.ENV_PARENT_RUN_ID, None)
+        os.environ.update(settings.to_env())
 
     def open_parent_run(self) -> None:
         from tts_pipeline import tracking

@@ -10,7 +10,8 @@ from tts_pipeline.config import SplitConfig
 from tts_pipeline.data.ljspeech_split import (
     DISCARDED_IDS,
     TEST_IDS,
-    TRANSCRIPT_FIXES,
+    TRANSCRIPT_CONTINUATIONS,
+    fix_transcript,
     VAL_IDS,
     expand_ids,
     id_set_sha256,
@@ -39,10 +40,15 @@ def test_expand_ids_merges_chapter_lines() -> None:
     }
 
 
-def test_transcript_fixes_keep_nvidia_hifigan_wording() -> None:
-    assert set(TRANSCRIPT_FIXES) == {"LJ031-0175", "LJ034-0138"}
-    assert TRANSCRIPT_FIXES["LJ031-0175"].endswith("but she refused. She said that she intended to stay with her husband.")
-    assert TRANSCRIPT_FIXES["LJ034-0138"].endswith("he had seen. Norman stated, quote,")
+def test_transcript_fixes_append_the_missing_words_once() -> None:
+    assert set(TRANSCRIPT_CONTINUATIONS) == {"LJ031-0175", "LJ034-0138"}
+    fixed = fix_transcript("LJ034-0138", "they saw what he had seen.")
+    assert fixed == "they saw what he had seen. Norman stated, quote,"
+    assert fix_transcript("LJ034-0138", fixed) == fixed
+    assert fix_transcript("LJ031-0175", "but she refused.").endswith(
+        "but she refused. She said that she intended to stay with her husband."
+    )
+    assert fix_transcript("LJ001-0001", "unchanged") == "unchanged"
 
 
 def test_ljspeech_split_sizes_and_discards() -> None:

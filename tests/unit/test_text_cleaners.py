@@ -62,7 +62,8 @@ CASES = [
     ("Mr Smith", "mister smith"),
     ("Smith, Jr., said", "smith, junior, said"),
     ("Acme Co. and Acme Ltd.", "acme company and acme limited."),
-    ("Rev. Lt. Hon. Sgt. Capt. Maj. Gen. Col. Sen. Ft. X", "reverend lieutenant honorable sergeant captain major general colonel senator fort x"),
+    ("Rev. Lt. Hon. Sgt. Capt. X", "reverend lieutenant honorable sergeant captain x"),
+    ("Maj. Gen. Col. Sen. Ft. X", "major general colonel senator fort x"),
     ("John Doe, Esq.", "john doe, esquire."),
     ("apples, pears, etc.", "apples, pears, et cetera."),
     ("apples, etc, pears", "apples, et cetera, pears"),
@@ -79,6 +80,7 @@ CASES = [
     ("naïve façade", "naive facade"),
     ("2½ cups and ½ hour", "two and a half cups and one half hour"),
     ("30°C", "thirty degrees celsius"),
+    ("(≈ 5 kg)", "(approximately five kilograms)"),
     # whitespace
     ("  lots \t of\n\nspace  ", "lots of space"),
 ]
@@ -105,7 +107,12 @@ def test_unknown_cleaner_names_the_allowed_ones() -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(1999, "nineteen ninety-nine"), (2001, "two thousand one"), (1066, "ten sixty-six"), (2100, "twenty-one hundred")],
+    [
+        (1999, "nineteen ninety-nine"),
+        (2001, "two thousand one"),
+        (1066, "ten sixty-six"),
+        (2100, "twenty-one hundred"),
+    ],
 )
 def test_year_reading(value: int, expected: str) -> None:
     assert year(value) == expected
@@ -121,7 +128,8 @@ TRICKY = [
     "Ça coûte 5 € — “très cher” ‘vraiment’, n’est-ce pas? Straße, Ærøskøbing, Dvořák.",
     "Numbers: 0, 00, 1e6, 10^9, 3.14159265358979, 12345678901234567890, 1.2.3.4, 2nd/3rd.",
     "MR. SMITH & CO. LTD. PAID $1.2 BILLION IN 2019; ETC.",
-    "Tabs\tand\nnewlines\r\nand\u00a0nbsp\u200band zero-width; `code` and \"quotes\" and *stars* ~tilde~ a|b \\ c.",
+    "Tabs\tand\nnewlines\r\nand\u00a0nbsp\u200band zero-width;",
+    "`code` and \"quotes\" and *stars* ~tilde~ a|b \\ c.",
 ]
 
 

@@ -24,6 +24,7 @@ import tarfile
 import urllib.error
 import urllib.request
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -236,18 +237,30 @@ def _stream_to_part(
         _hash_file_into(hasher, part, chunk_size)
     written = start
     progress = tqdm(
-        total=expected, initial=start, unit="B", unit_scale=True, unit_divisor=1024,
-        desc=part.name.removesuffix(".part"), disable=None,  # disable=None: only on a terminal
+        total=expected,
+        initial=start,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=part.name.removesuffix(".part"),
+        disable=None,  # None: show it on a terminal only, not in Snakemake logs
     )
     with progress, open(part, "ab" if start else "wb") as out:
         while chunk := response.read(chunk_size):
             written += len(chunk)
             if expected is not None and written > expected:
-                # A server that sends more than it announced: stop before filling the disk.
-                raise DownloadError(f"{url} sent more than the expected {expected} bytes; stopped at {written}")
+                break
             out.write(chunk)
             hasher.update(chunk)
             progress.update(len(chunk))
+    if expected is not None and written > expected:
+        # More bytes than expected: not the file we want. Stop before filling the disk, and delete
+        # the bytes so that the next run does not resume from them.
+        part.unlink()
+        raise DownloadError(
+            f"{url} has the wrong size: expected {expected} bytes, the server sent more; "
+            f"the partial download {part} was deleted"
+        )
     if expected is not None and written < expected:
         raise DownloadError(
             f"download of {url} ended early at {written} of {expected} bytes; "
@@ -261,7 +274,7 @@ def _stream_to_part(
 # --------------------------------------------------------------------------------------------------
 
 # Compression is recognised by the file's first bytes, not by its name.
-_MAGIC: tuple[tuple[bytes, object], ...] = (
+_MAGIC: tuple[tuple[bytes, Callable[..., IO[bytes]]], ...] = (
     (b"BZh", bz2.open),
     (b"\x1f\x8b", gzip.open),
     (b"\xfd7zXZ\x00", lzma.open),
@@ -276,7 +289,7 @@ def _open_decompressed(archive: Path) -> IO[bytes]:
         head = handle.read(8)
     for magic, opener in _MAGIC:
         if head.startswith(magic):
-            return opener(archive, "rb")  # type: ignore[operator]
+            return opener(archive, "rb")
     return open(archive, "rb")
 
 
@@ -303,22 +316,10 @@ def safe_extract_tar(archive: Path, target: Path, *, strip_prefix: str | None = 
     archive, target = Path(archive), Path(target)
     prefix = _split_name(strip_prefix) if strip_prefix else []
     target.mkdir(parents=True, exist_ok=True)
-    count = 0
     try:
         with _open_decompressed(archive) as stream:
-            with tarfile.open(fileobj=stream, mode="r|") as tar, tqdm(
-                unit=" files", desc=f"extracting {archive.name}", disable=None
-            ) as progress:
-                for member in tar:
-                    renamed = _checked_member(member, archive, prefix)
-                    if renamed is None:
-                        continue
-                    try:
-                        tar.extract(renamed, target, filter="data")
-                    except tarfile.FilterError as error:
-                        raise ArchiveError(f"{archive}: refusing unsafe member {member.name!r}: {error}") from None
-                    count += 1
-                    progress.update()
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                count = _extract_members(tar, archive, target, prefix)
             # Drain what follows the tar end marker so that the decompressor reaches (and checks)
             # the end of the compressed stream.
             while stream.read(DEFAULT_CHUNK_SIZE):
@@ -331,6 +332,29 @@ def safe_extract_tar(archive: Path, target: Path, *, strip_prefix: str | None = 
         if error.errno is not None:
             raise
         raise ArchiveError(f"{archive} is corrupt or truncated ({error})") from None
+    return count
+
+
+# tarfile's extraction filters arrived in 3.11.4 (and in security updates of older releases). Our own
+# checks already refuse every unsafe member kind; the filter adds safe permission bits where present.
+_FILTER_ARGS: dict[str, str] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+_FILTER_ERRORS: tuple[type[Exception], ...] = (tarfile.FilterError,) if hasattr(tarfile, "FilterError") else ()
+
+
+def _extract_members(tar: tarfile.TarFile, archive: Path, target: Path, prefix: list[str]) -> int:
+    """Extract the members of a streaming ``tar`` in archive order; return how many were written."""
+    count = 0
+    with tqdm(unit=" files", desc=f"extracting {archive.name}", disable=None) as progress:
+        for member in tar:
+            renamed = _checked_member(member, archive, prefix)
+            if renamed is None:
+                continue
+            try:
+                tar.extract(renamed, target, **_FILTER_ARGS)
+            except _FILTER_ERRORS as error:
+                raise ArchiveError(f"{archive}: refusing unsafe member {member.name!r}: {error}") from None
+            count += 1
+            progress.update()
     return count
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import secrets
+import shutil
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
@@ -51,6 +51,11 @@ def prepare_ljspeech(out_dir: Path, cfg: LJSpeechDownloadConfig, download_dir: P
     is then left as it was.
     """
     out_dir, download_dir = Path(out_dir), Path(download_dir)
+    if download_dir.resolve().is_relative_to(out_dir.resolve()):
+        raise UserError(
+            f"download folder {download_dir} is inside the corpus folder {out_dir}, which is replaced "
+            f"as a whole; choose a download folder outside it"
+        )
     if is_verified(out_dir, cfg.sha256):
         log.info("%s already holds verified LJSpeech (sha256 %s)", out_dir, cfg.sha256)
         return out_dir

@@ -116,15 +116,20 @@ _TEST_SPEC = """
 # Clips with ASR-recognised French words: left out of every split.
 DISCARDED_IDS: frozenset[str] = frozenset({"LJ011-0058", "LJ012-0205", "LJ016-0257", "LJ018-0396"})
 
-# Two LJSpeech transcripts stop before the end of what is spoken; NVIDIA's split script replaces
-# them with the complete sentences (the NV-HFG wording, LJ034-0138 with its final comma).
-TRANSCRIPT_FIXES: dict[str, str] = {
-    "LJ031-0175": (
-        "O'Donnell tried to persuade Mrs. Kennedy to leave the area, but she refused. "
-        "She said that she intended to stay with her husband."
-    ),
-    "LJ034-0138": "they saw and heard Brennan describing what he had seen. Norman stated, quote,",
+# Two LJSpeech transcripts stop before the end of what is spoken; NVIDIA's split script extends them
+# with the missing words (the NV-HFG wording: LJ034-0138 keeps its final comma).
+TRANSCRIPT_CONTINUATIONS: dict[str, str] = {
+    "LJ031-0175": "She said that she intended to stay with her husband.",
+    "LJ034-0138": "Norman stated, quote,",
 }
+
+
+def fix_transcript(utterance_id: str, transcript: str) -> str:
+    """Append the missing continuation of a truncated LJSpeech transcript (idempotent)."""
+    continuation = TRANSCRIPT_CONTINUATIONS.get(utterance_id)
+    if continuation is None or transcript.rstrip().endswith(continuation):
+        return transcript
+    return f"{transcript.rstrip()} {continuation}"
 
 
 def expand_ids(spec: str) -> frozenset[str]:

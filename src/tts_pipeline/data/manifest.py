@@ -34,7 +34,7 @@ import soundfile as sf
 
 from tts_pipeline import files
 from tts_pipeline.config import DataConfig, TextConfig
-from tts_pipeline.data.ljspeech_split import TRANSCRIPT_FIXES
+from tts_pipeline.data.ljspeech_split import TRANSCRIPT_CONTINUATIONS, fix_transcript
 from tts_pipeline.data.splits import SPLIT_NAMES, split_ids
 from tts_pipeline.errors import UserError
 
@@ -375,7 +375,7 @@ def check_all_audio(
         outcomes = [check_audio(utterance_id, path, rules) for utterance_id, path in items]
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(lambda item: check_audio(item[0], item[1], rules), items, chunksize=16))
+            outcomes = list(pool.map(lambda item: check_audio(item[0], item[1], rules), items))
     logger.info("checked %d clips in %.1f s on %d worker(s)", len(items), time.perf_counter() - started, workers)
     return {utterance_id: outcome for (utterance_id, _), outcome in zip(items, outcomes, strict=True)}
 
@@ -385,7 +385,7 @@ def find_wavs_without_metadata(wav_dir: Path, claimed_ids: set[str]) -> list[Pro
     if not wav_dir.is_dir():
         return []
     return [
-        Problem(path.stem, str(path), Reason.WAV_WITHOUT_METADATA, f"no line of {METADATA_NAME} has the id {path.stem!r}")
+        Problem(path.stem, str(path), Reason.WAV_WITHOUT_METADATA, f"no line of {METADATA_NAME} has this id")
         for path in sorted(wav_dir.glob("*.wav"))
         if path.stem not in claimed_ids and not path.name.startswith(".")
     ]
@@ -441,41 +441,20 @@ def build_manifest(
         )
     front_end = front_end or TextFrontEnd.default()
     metadata = read_metadata(metadata_path)
-    problems = list(metadata.problems)
-
-    fixes = TRANSCRIPT_FIXES if data.split.scheme == "ljspeech" else {}
-    transcripts: dict[str, tuple[str, str]] = {}  # id -> (transcript before cleaning, cleaned)
-    for row in metadata.rows:
-        transcript = fixes.get(row.id, row.transcript)
-        cleaned, text_problems = clean_transcript(row, transcript, text, front_end, str(metadata_path))
-        problems.extend(text_problems)
-        if cleaned is not None:
-            transcripts[row.id] = (transcript, cleaned)
-
-    audio: dict[str, AudioInfo] = {}
-    to_check: list[tuple[str, Path]] = []
-    for utterance_id in sorted(metadata.claimed_ids):
-        path = wav_dir / f"{utterance_id}.wav"
-        if path.is_file():
-            to_check.append((utterance_id, path))
-        elif utterance_id in metadata.parsed_ids:
-            # A bad line's id may be garbage: only a well-formed line promises a wav.
-            detail = f"{METADATA_NAME} lists the id but there is no such file"
-            problems.append(Problem(utterance_id, str(path), Reason.MISSING_WAV, detail))
+    ljspeech = data.split.scheme == "ljspeech"
+    transcripts, text_problems = _clean_all(metadata, fix_transcript if ljspeech else None, text, front_end)
     rules = AudioRules.from_config(data, sample_rate, Path(resample_dir))
-    for utterance_id, (info, audio_problems) in check_all_audio(to_check, rules, workers).items():
-        problems.extend(audio_problems)
-        if info is not None:
-            audio[utterance_id] = info
+    audio, audio_problems = _check_wavs(metadata, wav_dir, rules, workers)
+    problems = metadata.problems + text_problems + audio_problems
     problems.extend(find_wavs_without_metadata(wav_dir, metadata.claimed_ids))
 
     rejected = _reasons_by_id(problems)
-    valid = sorted(utterance_id for utterance_id in transcripts if utterance_id in audio and utterance_id not in rejected)
+    valid = sorted(key for key in transcripts if key in audio and key not in rejected)
     validation = _validation_report(corpus_dir, metadata, data, problems, valid, audio, wav_dir)
     _apply_policy(problems, valid, data, metadata, validation)
 
     split = split_ids(valid, data.split, rejected={key: ", ".join(value) for key, value in rejected.items()})
-    validation["transcript_fixes"] = sorted(set(fixes) & set(valid))
+    validation["transcript_fixes"] = sorted(set(TRANSCRIPT_CONTINUATIONS) & set(valid)) if ljspeech else []
     validation["split"] = {"scheme": data.split.scheme, "sizes": split.sizes, "discarded": split.discarded}
     splits = {
         name: [_record(utterance_id, transcripts[utterance_id], audio[utterance_id]) for utterance_id in ids]
@@ -486,6 +465,46 @@ def build_manifest(
         len(valid), metadata.n_rows, ", ".join(f"{name} {size}" for name, size in split.sizes.items()),
     )
     return ManifestResult(splits=splits, validation=validation)
+
+
+def _clean_all(
+    metadata: Metadata,
+    fix: Callable[[str, str], str] | None,
+    text: TextConfig,
+    front_end: TextFrontEnd,
+) -> tuple[dict[str, tuple[str, str]], list[Problem]]:
+    """Clean every row's transcript (after ``fix(id, transcript)``): ({id: (transcript, cleaned)}, problems)."""
+    transcripts: dict[str, tuple[str, str]] = {}
+    problems: list[Problem] = []
+    for row in metadata.rows:
+        transcript = fix(row.id, row.transcript) if fix else row.transcript
+        cleaned, found = clean_transcript(row, transcript, text, front_end, str(metadata.path))
+        problems.extend(found)
+        if cleaned is not None:
+            transcripts[row.id] = (transcript, cleaned)
+    return transcripts, problems
+
+
+def _check_wavs(
+    metadata: Metadata, wav_dir: Path, rules: AudioRules, workers: int
+) -> tuple[dict[str, AudioInfo], list[Problem]]:
+    """Check the wav of every id metadata names: ({id: usable clip}, problems)."""
+    problems: list[Problem] = []
+    to_check: list[tuple[str, Path]] = []
+    for utterance_id in sorted(metadata.claimed_ids):
+        path = wav_dir / f"{utterance_id}.wav"
+        if path.is_file():
+            to_check.append((utterance_id, path))
+        elif utterance_id in metadata.parsed_ids:
+            # A bad line's id may be garbage: only a well-formed line promises a wav.
+            detail = f"{METADATA_NAME} lists the id but there is no such file"
+            problems.append(Problem(utterance_id, str(path), Reason.MISSING_WAV, detail))
+    audio: dict[str, AudioInfo] = {}
+    for utterance_id, (info, found) in check_all_audio(to_check, rules, workers).items():
+        problems.extend(found)
+        if info is not None:
+            audio[utterance_id] = info
+    return audio, problems
 
 
 def _record(utterance_id: str, transcript: tuple[str, str], info: AudioInfo) -> dict[str, Any]:

@@ -52,9 +52,7 @@ def tile(segments: Sequence[Interval], xmin: float, xmax: float) -> list[Interva
     cursor = xmin
     for segment in segments:
         if segment.start < cursor or segment.end <= segment.start or segment.end > xmax:
-            raise ValueError(
-                f"segment {segment} overlaps the previous one, is empty or leaves [{xmin}, {xmax}]"
-            )
+            raise ValueError(f"segment {segment} overlaps the previous one, is empty or leaves [{xmin}, {xmax}]")
         if segment.start > cursor:
             _append(tiled, Interval(cursor, segment.start, ""))
         _append(tiled, segment)

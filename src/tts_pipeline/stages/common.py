@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from tts_pipeline.errors import UserError
@@ -30,3 +32,18 @@ def load_section(args: argparse.Namespace, *required: str) -> dict[str, Any]:
     if missing:
         raise UserError(f"--section: missing keys {missing}; expected {list(required)}")
     return payload
+
+
+@contextlib.contextmanager
+def tracked(stage: str, payload: dict[str, Any], *, dataset: str) -> Iterator[Any]:
+    """The stage's MLflow child run, as the workflow's environment describes it.
+
+    Under Snakemake the ``TTS_*`` variables (exported by the Snakefile) switch tracking on and name the
+    store, the experiment and the parent run; a stage run by hand without them logs nothing.
+    """
+    from tts_pipeline import tracking
+
+    off = tracking.TrackingSettings(enabled=False, uri="", experiment="")
+    settings = tracking.settings_from_env(off)
+    with tracking.stage_run(stage, payload, settings=settings, tags={"dataset": dataset}) as run:
+        yield run

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.stages.common import add_section_argument, load_section
+from tts_pipeline.stages.common import add_section_argument, load_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -22,17 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
     parser.add_argument("--resources-dir", type=Path, default=Path("resources"), help="corpora and downloads")
     parser.add_argument("--record", type=Path, required=True, help="corpus.json to write last")
-
-
-def check_layout(root: Path) -> None:
-    """An LJSpeech-layout folder has ``metadata.csv`` and ``wavs/``."""
-    from tts_pipeline.errors import UserError
-
-    if not root.is_dir():
-        raise UserError(f"corpus folder {root} does not exist")
-    missing = [name for name in ("metadata.csv", "wavs") if not (root / name).exists()]
-    if missing:
-        raise UserError(f"corpus folder {root} is not in LJSpeech layout: missing {', '.join(missing)}")
 
 
 def describe(root: Path, source: str, name: str) -> dict[str, Any]:
@@ -51,15 +40,16 @@ def describe(root: Path, source: str, name: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from tts_pipeline import tracking
     from tts_pipeline.config import CorpusConfig, parse_section
+    from tts_pipeline.data.ljspeech import check_ljspeech_layout
+    from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json
 
     payload = load_section(args, "corpus", "text.cleaners")
     cfg: CorpusConfig = parse_section(CorpusConfig, payload["corpus"], "corpus")
     out_dir = args.resources_dir / cfg.name
 
-    with tracking.stage_run("corpus", payload, tags={"dataset": cfg.name}) as run_log:
+    with tracked("corpus", payload, dataset=cfg.name) as run_log:
         metrics: dict[str, float] = {}
         if cfg.source == "demo":
             from tts_pipeline.data.demo_corpus import build_demo_corpus
@@ -79,7 +69,10 @@ def run(args: argparse.Namespace) -> None:
             root = prepare_ljspeech(out_dir, cfg.ljspeech, download_dir=args.resources_dir / "downloads")
         else:
             root = Path(cfg.path)
-        check_layout(root)
+        try:
+            check_ljspeech_layout(root)
+        except UserError as error:
+            raise UserError(f"corpus ({cfg.source}, config key corpus.path or corpus.name): {error}") from None
         record = describe(root, cfg.source, cfg.name)
         metrics.update(n_wavs=record["n_wavs"], n_metadata_rows=record["n_metadata_rows"])
         run_log.log_metrics(metrics)

@@ -13,7 +13,7 @@ import json
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_section
+from tts_pipeline.stages.common import add_section_argument, load_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from tts_pipeline import tracking
     from tts_pipeline.config import DataConfig, TextConfig, parse_section
     from tts_pipeline.data.manifest import build_manifest, write_manifest
 
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> None:
     text_cfg: TextConfig = parse_section(TextConfig, payload["text"], "text")
     record = json.loads(args.corpus.read_text(encoding="utf-8"))
 
-    with tracking.stage_run("manifest", payload, tags={"dataset": record["name"]}) as run_log:
+    with tracked("manifest", payload, dataset=record["name"]) as run_log:
         result = build_manifest(
             Path(record["root"]),
             data_cfg,
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> None:
             {
                 "n_rows": validation["n_rows"],
                 "n_valid": validation["n_valid"],
-                "n_rejected": len(validation["rejected"]),
+                "n_rejected": validation["n_rejected"],
                 **{f"n_{split}": len(records) for split, records in result.splits.items()},
                 **{
                     f"{split}_hours": sum(r["duration_s"] for r in records) / 3600

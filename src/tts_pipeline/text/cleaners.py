@@ -16,7 +16,7 @@ from unidecode import unidecode
 from tts_pipeline.text import numbers
 from tts_pipeline.text.numbers import period_ends_sentence
 
-# Characters unidecode would turn into something unspeakable ("1/2", "deg"): read them first.
+# Characters unidecode would turn into something unspeakable ("1/2", "deg") or keep: read them first.
 # Fractions: (after a whole number, standing alone).
 _FRACTIONS = {
     "½": ("and a half", "one half"),
@@ -26,7 +26,11 @@ _FRACTIONS = {
     "⅔": ("and two thirds", "two thirds"),
     "⅛": ("and an eighth", "one eighth"),
 }
-_DEGREES = [("°C", " degrees celsius"), ("°F", " degrees fahrenheit"), ("°", " degrees")]
+_SIGNS = [
+    ("°C", " degrees celsius"), ("°F", " degrees fahrenheit"), ("°", " degrees"),
+    ("≈", " approximately "), ("±", " plus or minus "), ("≠", " not equal to "),
+    ("≤", " less than or equal to "), ("≥", " greater than or equal to "),
+]
 
 # Units read after a number: abbreviation -> (singular, plural). Ambiguous ones (m, g, in) are left out.
 _UNITS = {
@@ -72,11 +76,12 @@ _ROMAN = re.compile(r"[IVX]+")  # "Henry VIII", "World War II": not acronyms
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _SLASHES = re.compile(r"/+")
 _SPACES = re.compile(r"\s+")
+_LOOSE_PUNCTUATION = re.compile(r"(?<=\() | (?=[,.;:!?)])")  # "( approximately x )" -> "(approximately x)"
 _ARPABET = re.compile(r"(\{[^{}]*\})")
 
 
 def transliterate(text: str) -> str:
-    """Turn Unicode into ASCII (quotes, dashes, accents, homoglyphs), reading fractions and degrees first.
+    """Turn Unicode into ASCII (quotes, dashes, accents, homoglyphs), reading fractions and signs first.
 
     Characters unidecode has no reading for (emoji, for instance) are kept, so they are reported as
     unknown later instead of vanishing.
@@ -84,7 +89,7 @@ def transliterate(text: str) -> str:
     for char, (after_number, alone) in _FRACTIONS.items():
         text = re.sub(rf"(?<=\d)\s?{char}", f" {after_number}", text)
         text = text.replace(char, f" {alone}")
-    for sign, words in _DEGREES:
+    for sign, words in _SIGNS:
         text = text.replace(sign, words)
     return unidecode(text, errors="preserve")
 
@@ -141,12 +146,13 @@ def _is_shouted(text: str) -> bool:
     return upper >= 4 and upper > len(words) / 2
 
 
-def spell_acronyms(text: str) -> str:
+def spell_acronyms(text: str, shouted: bool = False) -> str:
     """Spell upper-case words of 2-5 letters as dotted letters: "FBI" -> "F.B.I.", "CDs" -> "C.D.s".
 
-    Single letters ("I", "A"), capitalised words, roman numerals and shouted text are left alone.
+    Single letters ("I", "A"), capitalised words and roman numerals are left alone, and so is
+    everything when ``shouted`` (mostly upper-case text, judged before other expansions).
     """
-    if _is_shouted(text):
+    if shouted:
         return text
 
     def spell(match: re.Match[str]) -> str:
@@ -166,17 +172,23 @@ def collapse_whitespace(text: str) -> str:
     return _SPACES.sub(" ", text)
 
 
+def tighten_punctuation(text: str) -> str:
+    """Remove the spaces expansions leave before closing punctuation and after "("."""
+    return _LOOSE_PUNCTUATION.sub("", text)
+
+
 def _clean_english_v2(text: str) -> str:
+    shouted = _is_shouted(text)
     text = numbers.expand_currency(text)
     text = transliterate(text)
     text = numbers.expand_times(text)
     text = split_alphanumeric(text)
     text = numbers.expand_numbers(text)
     text = expand_abbreviations(text)
-    text = spell_acronyms(text)
+    text = spell_acronyms(text, shouted)
     text = text.lower()
     text = _SLASHES.sub(" ", text)  # before collapsing, so "a / b" becomes one space
-    return collapse_whitespace(text)
+    return tighten_punctuation(collapse_whitespace(text))
 
 
 def _clean_basic(text: str) -> str:

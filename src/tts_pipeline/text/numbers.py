@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import TYPE_CHECKING
 
-import inflect
+if TYPE_CHECKING:
+    import inflect
 
 # Above this many digits nobody reads a number as a quantity (and inflect runs out of names).
 _MAX_CARDINAL_DIGITS = 15
@@ -42,7 +44,13 @@ _INTEGER = re.compile(r"\d+")
 
 @cache
 def _engine() -> inflect.engine:
-    """One inflect engine per process; building it costs milliseconds and it is never mutated."""
+    """One inflect engine per process, never mutated.
+
+    Imported here, not at module level: importing inflect takes about two seconds (typeguard
+    instruments it), which code that only needs the symbol tables should not pay.
+    """
+    import inflect
+
     return inflect.engine()
 
 
