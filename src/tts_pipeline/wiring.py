@@ -161,7 +161,9 @@ class Paths:
         return str(self.experiment / "data")
 
     def manifest(self, split: str) -> str:
-        return str(self.experiment / "data" / f"manifest.{split}.jsonl")
+        from tts_pipeline.data.manifest import manifest_path
+
+        return str(manifest_path(self.data_dir, split))
 
     @property
     def validation(self) -> str:

@@ -7,14 +7,16 @@ rule corpus:
     params:
         section=pipeline.params("corpus"),
         code=pipeline.code("corpus"),
-        resources_dir=pipeline.config.resources_dir,
+        downloads=paths.downloads,
     log:
         paths.log("corpus"),
     benchmark:
         paths.benchmark("corpus")
     threads: 1
+    conda:
+        "../envs/tts.yaml"
     shell:
-        "tts-pipeline corpus --section {params.section:q} --resources-dir {params.resources_dir:q}"
+        "tts-pipeline corpus --section {params.section:q} --downloads {params.downloads:q}"
         " --record {output.record:q} > {log:q} 2>&1"
 
 
@@ -32,14 +34,15 @@ rule manifest:
     params:
         section=pipeline.params("manifest"),
         code=pipeline.code("manifest"),
-        out_dir=paths.data_dir,
         resampled=paths.resampled,
     log:
         paths.log("manifest"),
     benchmark:
         paths.benchmark("manifest")
     threads: 4
+    conda:
+        "../envs/tts.yaml"
     shell:
         "tts-pipeline manifest --section {params.section:q} --corpus {input.corpus:q}"
-        " --out-dir {params.out_dir:q} --resampled-dir {params.resampled:q}"
+        " --validation {output.validation:q} --resampled-dir {params.resampled:q}"
         " --workers {threads} > {log:q} 2>&1"

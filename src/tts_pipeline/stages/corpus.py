@@ -1,8 +1,8 @@
 """Build or fetch the corpus: the embedded demo (eSpeak NG), LJSpeech-1.1, or a local folder.
 
-Writes an LJSpeech-layout corpus to ``<resources-dir>/<corpus.name>/`` (``wavs/<id>.wav``,
-``metadata.csv``), except for ``local``, which is only read, and last of all ``corpus.json``: a record
-of where the corpus is and what it holds, which the manifest stage reads.
+Writes an LJSpeech-layout corpus (``wavs/<id>.wav``, ``metadata.csv``) into the folder of ``--record``,
+``resources/<corpus.name>/`` (a ``local`` corpus is only read, never copied or modified), and last of
+all ``corpus.json`` itself: where the corpus is and what it holds, which the manifest stage reads.
 """
 
 from __future__ import annotations
@@ -20,8 +20,12 @@ log = logging.getLogger(__name__)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
-    parser.add_argument("--resources-dir", type=Path, default=Path("resources"), help="corpora and downloads")
-    parser.add_argument("--record", type=Path, required=True, help="corpus.json to write last")
+    parser.add_argument(
+        "--record", type=Path, required=True, help="corpus.json to write last; the corpus goes in its folder"
+    )
+    parser.add_argument(
+        "--downloads", type=Path, default=Path("resources/downloads"), help="where archives are kept (resume)"
+    )
 
 
 def describe(root: Path, source: str, name: str) -> dict[str, Any]:
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace) -> None:
 
     payload = load_section(args, "corpus", "text.cleaners")
     cfg: CorpusConfig = parse_section(CorpusConfig, payload["corpus"], "corpus")
-    out_dir = args.resources_dir / cfg.name
+    out_dir = args.record.parent
 
     with tracked("corpus", payload, dataset=cfg.name) as run_log:
         metrics: dict[str, float] = {}
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> None:
         elif cfg.source == "ljspeech":
             from tts_pipeline.data.ljspeech import prepare_ljspeech
 
-            root = prepare_ljspeech(out_dir, cfg.ljspeech, download_dir=args.resources_dir / "downloads")
+            root = prepare_ljspeech(out_dir, cfg.ljspeech, download_dir=args.downloads)
         else:
             root = Path(cfg.path)
         try:

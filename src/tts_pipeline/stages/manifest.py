@@ -21,7 +21,9 @@ log = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
     parser.add_argument("--corpus", type=Path, required=True, help="corpus.json written by the corpus stage")
-    parser.add_argument("--out-dir", type=Path, required=True, help="folder for the manifests and validation.json")
+    parser.add_argument(
+        "--validation", type=Path, required=True, help="validation.json to write; the manifests go beside it"
+    )
     parser.add_argument("--resampled-dir", type=Path, required=True, help="where resampled wavs go (data.resample)")
     parser.add_argument("--workers", type=int, default=1, help="processes reading audio")
 
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
             resample_dir=args.resampled_dir,
             workers=max(1, args.workers),
         )
-        write_manifest(result, args.out_dir)
+        write_manifest(result, args.validation.parent)
         validation = result.validation
         run_log.log_metrics(
             {
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> None:
                 },
             }
         )
-        run_log.log_artifact(args.out_dir / "validation.json")
+        run_log.log_artifact(args.validation)
         log.info(
             "manifest: %s valid of %s rows; split %s",
             validation["n_valid"],
