@@ -37,6 +37,7 @@ test: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
+	$(BIN)/ruff check src tests
 	snakemake --lint --configfile config/demo.yaml
 	$(BIN)/tts-pipeline schema --check
 

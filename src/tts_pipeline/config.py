@@ -52,7 +52,7 @@ class DemoCorpusConfig(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _ranges_ordered(self) -> "DemoCorpusConfig":
+    def _ranges_ordered(self) -> DemoCorpusConfig:
         for name in ("rate_wpm", "pitch", "pitch_range"):
             low, high = getattr(self, name)
             if low > high:
@@ -86,7 +86,7 @@ class CorpusConfig(StrictModel):
     ljspeech: LJSpeechDownloadConfig = LJSpeechDownloadConfig()
 
     @model_validator(mode="after")
-    def _path_matches_source(self) -> "CorpusConfig":
+    def _path_matches_source(self) -> CorpusConfig:
         if self.source == "local" and not self.path:
             raise ValueError("path: required when source is 'local' (an LJSpeech-layout folder)")
         if self.source != "local" and self.path:
@@ -113,7 +113,7 @@ class AudioConfig(StrictModel):
     max_wav_value: float = Field(32768.0, gt=0)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "AudioConfig":
+    def _consistent(self) -> AudioConfig:
         nyquist = self.sampling_rate / 2
         if self.win_length > self.filter_length:
             raise ValueError(f"win_length: expected <= filter_length ({self.filter_length}), got {self.win_length}")
@@ -158,7 +158,7 @@ class DataConfig(StrictModel):
     split: SplitConfig = SplitConfig()
 
     @model_validator(mode="after")
-    def _durations_ordered(self) -> "DataConfig":
+    def _durations_ordered(self) -> DataConfig:
         if self.min_duration_s >= self.max_duration_s:
             raise ValueError(
                 f"max_duration_s: expected > min_duration_s ({self.min_duration_s:g}), got {self.max_duration_s:g}"
@@ -189,7 +189,9 @@ class TrackingConfig(StrictModel):
 class PipelineConfig(StrictModel):
     """The whole pipeline. ``experiment`` decides ``<results_dir>/<experiment>/``."""
 
-    experiment: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Experiment name: output folder and MLflow experiment.")
+    experiment: str = Field(
+        pattern=r"^[A-Za-z0-9_.-]+$", description="Experiment name: output folder and MLflow experiment."
+    )
     results_dir: str = "results"
     resources_dir: str = "resources"
     tracking: TrackingConfig = TrackingConfig()

@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tts_pipeline.errors import UserError
@@ -134,7 +134,7 @@ def _try_lock(path: Path) -> int | None:
         os.close(fd)
         raise
     # Note who holds it, for the message another job prints when it gives up waiting.
-    since = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    since = datetime.now(UTC).isoformat(timespec="seconds")
     note = f"pid {os.getpid()} on {socket.gethostname()} since {since}\n"
     os.ftruncate(fd, 0)
     os.pwrite(fd, note.encode(), 0)

@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -340,7 +340,7 @@ def open_parent_run(config: PipelineConfig, *, description: str = "") -> dict[st
                 "mlflow.note.content": description or None,
             }
         )
-        run_name = "workflow " + datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        run_name = "workflow " + datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
         def create(client: MlflowClient) -> str:
             experiment_id = _experiment_id(client, settings)

@@ -11,9 +11,9 @@ from tts_pipeline.data.ljspeech_split import (
     DISCARDED_IDS,
     TEST_IDS,
     TRANSCRIPT_CONTINUATIONS,
-    fix_transcript,
     VAL_IDS,
     expand_ids,
+    fix_transcript,
     id_set_sha256,
 )
 from tts_pipeline.data.splits import SplitError, check_disjoint, ljspeech_split, random_split, split_ids

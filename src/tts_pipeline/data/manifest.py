@@ -98,7 +98,7 @@ class TextFrontEnd:
     unknown_characters: Callable[[str, str], list[str]]
 
     @classmethod
-    def default(cls) -> "TextFrontEnd":
+    def default(cls) -> TextFrontEnd:
         # Imported here so that this module does not drag the text package in at import time.
         from tts_pipeline.text import normalize_text, unknown_characters
 
@@ -269,7 +269,7 @@ class AudioRules:
     max_clipped_fraction: float
 
     @classmethod
-    def from_config(cls, data: DataConfig, sample_rate: int, resample_dir: Path | None) -> "AudioRules":
+    def from_config(cls, data: DataConfig, sample_rate: int, resample_dir: Path | None) -> AudioRules:
         return cls(
             sample_rate=sample_rate,
             resample=data.resample,

@@ -113,7 +113,7 @@ def check_disjoint(splits: Mapping[str, list[str]]) -> None:
 
 
 def _rank_key(seed: int, utterance_id: str) -> bytes:
-    return hashlib.sha256(f"{seed}\x00{utterance_id}".encode("utf-8")).digest()
+    return hashlib.sha256(f"{seed}\x00{utterance_id}".encode()).digest()
 
 
 def _not_ljspeech_message(corpus_ids: set[str]) -> str:
