@@ -8,7 +8,6 @@ import io
 import re
 import stat
 import tarfile
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +18,8 @@ import pytest
 
 from tts_pipeline.data.download import ArchiveError, DownloadError, download_file, safe_extract_tar, sha256_of
 from tts_pipeline.errors import UserError
+
+from ..local_server import serving
 
 CHUNK = 16 * 1024
 
@@ -101,20 +102,8 @@ def payload() -> bytes:
 def server(payload: bytes) -> Iterator[Server]:
     state = ServerState(files={"/data.bin": payload})
     handler = type("Handler", (RangeHandler,), {"state": state})
-    httpd = QuietServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    stopped = False
-
-    def stop() -> None:
-        nonlocal stopped
-        if not stopped:
-            httpd.shutdown()
-            httpd.server_close()
-            stopped = True
-
-    yield Server(state, f"http://127.0.0.1:{httpd.server_address[1]}", stop)
-    stop()
+    with serving(QuietServer(("127.0.0.1", 0), handler)) as (url, stop):
+        yield Server(state, url, stop)
 
 
 def _sha(data: bytes) -> str:

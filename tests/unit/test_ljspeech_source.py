@@ -6,7 +6,6 @@ import functools
 import hashlib
 import json
 import tarfile
-import threading
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +25,8 @@ from tts_pipeline.data.ljspeech import (
     prepare_ljspeech,
 )
 from tts_pipeline.errors import UserError
+
+from ..local_server import serving
 
 IDS = ("LJ001-0001", "LJ001-0002", "LJ002-0001")
 METADATA = "".join(f"{uid}|Text {i}.|Text {i}.\n" for i, uid in enumerate(IDS))
@@ -48,20 +49,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
     folder = tmp_path / "served"
     folder.mkdir()
     handler = functools.partial(QuietHandler, directory=str(folder))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    stopped = False
-
-    def stop() -> None:
-        nonlocal stopped
-        if not stopped:
-            httpd.shutdown()
-            httpd.server_close()
-            stopped = True
-
-    yield Served(folder, f"http://127.0.0.1:{httpd.server_address[1]}", stop)
-    stop()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as (url, stop):
+        yield Served(folder, url, stop)
 
 
 def _build_archive(path: Path, *, with_metadata: bool = True) -> Path:
