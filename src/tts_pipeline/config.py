@@ -167,6 +167,67 @@ class DataConfig(StrictModel):
 
 
 # --------------------------------------------------------------------------------------------------
+# features: pitch, aligner, durations
+# --------------------------------------------------------------------------------------------------
+
+
+class PitchConfig(StrictModel):
+    """Frame-level f0 at the mel frame centres (0 = unvoiced)."""
+
+    method: Literal["praat", "pyin"] = Field(
+        "praat", description="'praat': autocorrelation (fast); 'pyin': librosa's pYIN, as NVIDIA's FastPitch 1.1."
+    )
+    floor_hz: float = Field(75.0, gt=0, description="Lowest f0 searched (praat pitch floor / pyin fmin).")
+    ceiling_hz: float = Field(600.0, gt=0, description="Highest f0 searched (praat pitch ceiling / pyin fmax).")
+    voicing_threshold: float = Field(0.45, ge=0, le=1, description="Praat's voicing threshold (ignored by pyin).")
+
+    @model_validator(mode="after")
+    def _floor_below_ceiling(self) -> PitchConfig:
+        if self.floor_hz >= self.ceiling_hz:
+            raise ValueError(f"ceiling_hz: expected > floor_hz ({self.floor_hz:g}), got {self.ceiling_hz:g}")
+        return self
+
+
+class AlignerConfig(StrictModel):
+    """The standalone aligner of FastPitch 1.1 / RAD-TTS, trained to produce durations."""
+
+    symbols: Literal["characters", "arpabet"] = Field(
+        "characters",
+        description="'characters': the cleaned text's characters; 'arpabet': CMUdict words as ARPAbet phones.",
+    )
+    embedding_dim: int = Field(384, ge=8, description="Symbol embedding size (text channels).")
+    attention_dim: int = Field(80, ge=4, description="Channels of the key/query space.")
+    temperature: float = Field(0.0005, gt=0, description="Scale of the negative squared distance scores.")
+    prior_scaling: float = Field(1.0, ge=0, description="Beta-binomial prior scaling; 0 disables the prior.")
+    batch_size: int = Field(16, ge=1)
+    learning_rate: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(1e-6, ge=0)
+    grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
+    epochs: int = Field(100, ge=1, description="Training stops after this many epochs ...")
+    max_steps: int | None = Field(None, ge=1, description="... or this many optimiser steps, if set and sooner.")
+    binarization_start_epoch: int = Field(0, ge=0, description="Epoch the binarisation loss starts ramping up.")
+    binarization_warmup_epochs: int = Field(100, ge=1, description="Epochs over which its weight ramps to 1.")
+    checkpoint_every_n_steps: int = Field(200, ge=1)
+    keep_checkpoints: int = Field(3, ge=1, description="Resumable checkpoints kept in R/work/train_aligner/.")
+    gpus: int = Field(0, ge=0, description="GPUs the rule asks for; 0 = CPU.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
+    seed: int = 1234
+
+
+class DurationsConfig(StrictModel):
+    """Where per-symbol durations come from."""
+
+    source: Literal["aligner", "textgrid"] = Field(
+        "aligner", description="'aligner': MAS on the trained aligner; 'textgrid': MFA-style TextGrids."
+    )
+    textgrid_dir: str | None = Field(
+        None, description="Folder of <id>.TextGrid files; null = <corpus root>/alignments (the demo corpus)."
+    )
+    textgrid_tier: str = Field("phones", min_length=1, description="Interval tier whose labels become the symbols.")
+
+
+# --------------------------------------------------------------------------------------------------
 # tracking
 # --------------------------------------------------------------------------------------------------
 
@@ -199,6 +260,9 @@ class PipelineConfig(StrictModel):
     audio: AudioConfig = AudioConfig()
     text: TextConfig = TextConfig()
     data: DataConfig = DataConfig()
+    pitch: PitchConfig = PitchConfig()
+    aligner: AlignerConfig = AlignerConfig()
+    durations: DurationsConfig = DurationsConfig()
 
     @property
     def experiment_dir(self) -> Path:

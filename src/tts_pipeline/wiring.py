@@ -173,6 +173,50 @@ class Paths:
     def resampled(self) -> str:
         return str(self.experiment / "data" / "resampled")
 
+    # features (mels, pitch, durations); the per-utterance folders are not Snakemake outputs, so a
+    # killed extraction keeps its finished files. The index files are the declared outputs.
+    @property
+    def features_dir(self) -> str:
+        return str(self.experiment / "features")
+
+    @property
+    def mels_dir(self) -> str:
+        return str(self.experiment / "features" / "mels")
+
+    @property
+    def pitch_dir(self) -> str:
+        return str(self.experiment / "features" / "pitch")
+
+    @property
+    def pitch_stats(self) -> str:
+        return str(self.experiment / "features" / "pitch_stats.json")
+
+    @property
+    def features_index(self) -> str:
+        """One line per utterance: id, split, n_frames (written last by ``features``)."""
+        return str(self.experiment / "features" / "features.jsonl")
+
+    @property
+    def aligner_model(self) -> str:
+        return str(self.experiment / "aligner" / "model.pt")
+
+    @property
+    def aligner_metrics(self) -> str:
+        return str(self.experiment / "aligner" / "metrics.json")
+
+    @property
+    def durations_dir(self) -> str:
+        return str(self.experiment / "features" / "durations")
+
+    @property
+    def durations_index(self) -> str:
+        """Symbol table, per-utterance summary and alignment quality (written last by ``durations``)."""
+        return str(self.experiment / "features" / "durations.json")
+
+    def work(self, stage: str) -> str:
+        """Resumable state of a stage (checkpoints), outside its declared outputs."""
+        return str(self.experiment / "work" / stage)
+
     def log(self, stage: str) -> str:
         return str(self.experiment / "logs" / f"{stage}.log")
 
