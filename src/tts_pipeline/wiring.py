@@ -26,12 +26,18 @@ PACKAGE = "tts_pipeline"
 STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
     "corpus": ("corpus", "text.cleaners"),
     "manifest": ("data", "text", "audio.sampling_rate"),
+    "features": ("audio", "pitch"),
+    "train_aligner": ("aligner", "audio.n_mel_channels", "text.symbol_set"),
+    "durations": ("durations", "audio", "text.symbol_set"),
 }
 
 # Which module runs each stage (``tts-pipeline <stage>``).
 STAGE_MODULES: dict[str, str] = {
     "corpus": "tts_pipeline.stages.corpus",
     "manifest": "tts_pipeline.stages.manifest",
+    "features": "tts_pipeline.stages.features",
+    "train_aligner": "tts_pipeline.stages.train_aligner",
+    "durations": "tts_pipeline.stages.durations",
 }
 
 
@@ -244,7 +250,18 @@ class Pipeline:
 
     def all_targets(self) -> list[str]:
         """What ``rule all`` asks for: the last output of every phase built so far."""
-        return [self.paths.validation]
+        return [self.paths.validation, self.paths.features_index, self.paths.durations_index]
+
+    def durations_inputs(self) -> dict[str, str]:
+        """The durations stage needs the trained aligner only when durations come from it."""
+        inputs = {"features": self.paths.features_index, "corpus": self.paths.corpus_record}
+        if self.config.durations.source == "aligner":
+            inputs["aligner"] = self.paths.aligner_model
+        return inputs
+
+    def gpus(self, stage: str) -> int:
+        """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""
+        return {"train_aligner": self.config.aligner.gpus}.get(stage, 0)
 
     # tracking hooks: the parent run lives as long as one `snakemake` invocation
     def export_tracking_env(self) -> None:

@@ -1,0 +1,101 @@
+"""Pictures that show the features are right: mel with pitch, attention with the hard path, durations.
+
+Every function returns a matplotlib ``Figure`` (Agg backend, no display needed); ``save_figure`` writes
+a PNG atomically so a stage can log it to MLflow and the Snakemake report can embed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: stages run on servers and in CI
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from tts_pipeline.files import atomic_path  # noqa: E402
+
+
+def save_figure(figure: Figure, path: str | Path, dpi: int = 110) -> Path:
+    """Write ``figure`` as PNG atomically and close it."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+def mel_with_pitch(mel: np.ndarray, pitch: np.ndarray, frame_period_s: float, title: str = "") -> Figure:
+    """Log-mel spectrogram with the f0 track drawn over it on a second axis.
+
+    Args:
+        mel: (n_mels, T) log-mel.
+        pitch: (T,) f0 in Hz, 0 where unvoiced (drawn as gaps).
+        frame_period_s: hop / sampling rate.
+    """
+    n_frames = mel.shape[1]
+    times = np.arange(n_frames) * frame_period_s
+    figure, axis = plt.subplots(figsize=(10, 3.5))
+    extent = (0, n_frames * frame_period_s, 0, mel.shape[0])
+    axis.imshow(mel, origin="lower", aspect="auto", cmap="magma", extent=extent)
+    axis.set_xlabel("time (s)")
+    axis.set_ylabel("mel channel")
+    f0_axis = axis.twinx()
+    voiced = np.where(pitch > 0, pitch, np.nan)
+    f0_axis.plot(times, voiced, color="cyan", linewidth=1.5, label="f0")
+    f0_axis.set_ylabel("f0 (Hz)")
+    if np.isfinite(voiced).any():
+        f0_axis.set_ylim(0, float(np.nanmax(voiced)) * 1.2)
+    axis.set_title(title)
+    return figure
+
+
+def alignment(attention: np.ndarray, durations: np.ndarray, symbols: Sequence[str], title: str = "") -> Figure:
+    """Soft attention with the hard (MAS) path drawn over it.
+
+    Args:
+        attention: (T, L) soft attention, rows sum to 1 over the L symbols.
+        durations: (L,) frames per symbol of the hard path, summing to T.
+        symbols: L labels for the y axis.
+    """
+    n_frames, n_symbols = attention.shape
+    figure, axis = plt.subplots(figsize=(10, max(3.0, n_symbols * 0.12)))
+    axis.imshow(attention.T, origin="lower", aspect="auto", cmap="viridis", interpolation="nearest")
+    token_of_frame = np.repeat(np.arange(n_symbols), durations)
+    axis.plot(np.arange(n_frames), token_of_frame, color="red", linewidth=1.0, label="hard path")
+    axis.set_yticks(np.arange(n_symbols))
+    axis.set_yticklabels([symbol if symbol != " " else "␣" for symbol in symbols], fontsize=6)
+    axis.set_xlabel("mel frame")
+    axis.set_title(title)
+    axis.legend(loc="upper left", fontsize=7)
+    return figure
+
+
+def durations_over_waveform(
+    audio: np.ndarray, sampling_rate: int, durations: np.ndarray, symbols: Sequence[str], hop: int, title: str = ""
+) -> Figure:
+    """The waveform with a line at every symbol boundary and each symbol written in its span.
+
+    Args:
+        audio: (N,) float waveform.
+        durations: (L,) frames per symbol.
+        symbols: L labels.
+        hop: samples per mel frame.
+    """
+    times = np.arange(audio.size) / sampling_rate
+    boundaries = np.concatenate([[0], np.cumsum(durations)]) * hop / sampling_rate
+    figure, axis = plt.subplots(figsize=(12, 3))
+    axis.plot(times, audio, color="0.35", linewidth=0.5)
+    for start, end, symbol in zip(boundaries[:-1], boundaries[1:], symbols, strict=True):
+        axis.axvline(start, color="tab:blue", linewidth=0.4, alpha=0.6)
+        if end > start:
+            axis.text((start + end) / 2, 0.9, symbol if symbol != " " else "␣", ha="center", va="top",
+                      fontsize=6, transform=axis.get_xaxis_transform())
+    axis.set_xlim(0, times[-1] if times.size else 1)
+    axis.set_xlabel("time (s)")
+    axis.set_title(title)
+    return figure

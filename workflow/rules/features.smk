@@ -1,0 +1,82 @@
+## FEATURES: log-mels and frame-level pitch for every utterance (a worker pool, restartable)
+
+
+rule features:
+    input:
+        train=paths.manifest("train"),
+        val=paths.manifest("val"),
+        test=paths.manifest("test"),
+    output:
+        pitch_stats=paths.pitch_stats,
+        index=paths.features_index,
+    params:
+        section=pipeline.params("features"),
+        code=pipeline.code("features"),
+    log:
+        paths.log("features"),
+    benchmark:
+        paths.benchmark("features")
+    threads: 8
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        "tts-pipeline features --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " --out-dir $(dirname {output.index:q}) --pitch-stats {output.pitch_stats:q} --index {output.index:q}"
+        " --workers {threads} > {log:q} 2>&1"
+
+
+## ALIGNER: the RAD-TTS / FastPitch 1.1 alignment model, trained on its own
+
+
+rule train_aligner:
+    input:
+        train=paths.manifest("train"),
+        val=paths.manifest("val"),
+        features=paths.features_index,
+    output:
+        model=paths.aligner_model,
+        metrics=paths.aligner_metrics,
+    params:
+        section=pipeline.params("train_aligner"),
+        code=pipeline.code("train_aligner"),
+        work_dir=paths.work("train_aligner"),
+    resources:
+        gpu=pipeline.gpus("train_aligner"),
+    log:
+        paths.log("train_aligner"),
+    benchmark:
+        paths.benchmark("train_aligner")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        "tts-pipeline lease-gpus --count {resources.gpu} --"
+        " tts-pipeline train_aligner --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " --features-dir $(dirname {input.features:q}) --work-dir {params.work_dir:q}"
+        " --model {output.model:q} --metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+## DURATIONS: per-symbol durations (MAS on the aligner, or TextGrids) and per-symbol pitch
+
+
+rule durations:
+    input:
+        **pipeline.durations_inputs(),
+        train=paths.manifest("train"),
+    output:
+        index=paths.durations_index,
+    params:
+        section=pipeline.params("durations"),
+        code=pipeline.code("durations"),
+        aligner=lambda wildcards, input: input.get("aligner", ""),
+    log:
+        paths.log("durations"),
+    benchmark:
+        paths.benchmark("durations")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        "tts-pipeline durations --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " --features-dir $(dirname {input.features:q}) --corpus-record {input.corpus:q}"
+        " --aligner {params.aligner:q} --index {output.index:q} > {log:q} 2>&1"
