@@ -16,6 +16,11 @@ import sys
 COMMANDS: dict[str, str] = {
     "corpus": "tts_pipeline.stages.corpus",
     "manifest": "tts_pipeline.stages.manifest",
+    "features": "tts_pipeline.stages.features",
+    "train_aligner": "tts_pipeline.stages.train_aligner",
+    "durations": "tts_pipeline.stages.durations",
+    "alignment-error": "tts_pipeline.stages.alignment_error",
+    "bench-features": "tts_pipeline.stages.bench_features",
     "check-config": "tts_pipeline.stages.check_config",
     "schema": "tts_pipeline.stages.schema",
     "tracking": "tts_pipeline.stages.tracking_run",

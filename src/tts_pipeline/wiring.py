@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tts_pipeline.config import PipelineConfig, parse_config
+from tts_pipeline.stages.common import LOG_EVERY_ENV
 
 PACKAGE = "tts_pipeline"
 
@@ -272,6 +273,7 @@ class Pipeline:
         if not settings.enabled:
             os.environ.pop(tracking.ENV_PARENT_RUN_ID, None)
         os.environ.update(settings.to_env())
+        os.environ[LOG_EVERY_ENV] = str(self.config.tracking.log_every_n_steps)
 
     def open_parent_run(self) -> None:
         from tts_pipeline import tracking

@@ -35,15 +35,38 @@ def load_section(args: argparse.Namespace, *required: str) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def tracked(stage: str, payload: dict[str, Any], *, dataset: str) -> Iterator[Any]:
+def tracked(
+    stage: str,
+    payload: dict[str, Any],
+    *,
+    dataset: str,
+    tags: dict[str, str] | None = None,
+    run_id: str | None = None,
+) -> Iterator[Any]:
     """The stage's MLflow child run, as the workflow's environment describes it.
 
     Under Snakemake the ``TTS_*`` variables (exported by the Snakefile) switch tracking on and name the
     store, the experiment and the parent run; a stage run by hand without them logs nothing.
+    ``run_id`` continues an earlier run (a resumed training) when its config hash matches.
     """
     from tts_pipeline import tracking
 
     off = tracking.TrackingSettings(enabled=False, uri="", experiment="")
     settings = tracking.settings_from_env(off)
-    with tracking.stage_run(stage, payload, settings=settings, tags={"dataset": dataset}) as run:
+    all_tags = {"dataset": dataset, **(tags or {})}
+    with tracking.stage_run(stage, payload, settings=settings, tags=all_tags, run_id=run_id) as run:
         yield run
+
+
+LOG_EVERY_ENV = "TTS_LOG_EVERY_N_STEPS"
+
+
+def log_every_n_steps(default: int = 50) -> int:
+    """Training-metric cadence from ``tracking.log_every_n_steps`` (exported by the Snakefile).
+
+    It travels in the environment, not in a rule's params, because it never changes a result.
+    """
+    import os
+
+    value = os.environ.get(LOG_EVERY_ENV, "")
+    return int(value) if value.isdigit() and int(value) > 0 else default

@@ -1,0 +1,185 @@
+"""Audio loading and THE mel spectrogram: one function for every stage.
+
+HiFi-GAN training (generator input and loss mel), FastPitch targets, fine-tuning mels, inference and
+benchmarks all call :class:`MelSpectrogram`, and every stage frames time with :func:`n_frames` and
+:func:`frame_times`, so the vocoder's input mels and the acoustic model's targets are the same arrays.
+
+Framing (HiFi-GAN's, reference section 1.2): the waveform is reflect-padded by ``(n_fft - hop) / 2``
+samples on each side and cut into frames with ``center=False``, which gives exactly
+``T = n_samples // hop`` frames; frame ``t`` is centred on sample ``hop * t + hop / 2``.
+Each frame: periodic Hann window, magnitude ``sqrt(re² + im² + 1e-9)`` (not power), Slaney mel
+filterbank (``librosa.filters.mel``), ``log(clamp(x, 1e-5))``.
+
+Level policy: audio is 16-bit PCM divided by ``max_wav_value`` (32768) in every stage, with no peak
+normalisation anywhere. NVIDIA's HiFi-GAN base training rescales each clip to a peak of 0.95 while
+FastPitch sees plain ``x / 32768``; we deliberately do not, so that the mels the vocoder is trained on
+and the mels FastPitch learns to predict are bit-identical. There is no resampling here either: a
+file at another rate is an error (the manifest stage owns resampling).
+
+Typical use::
+
+    mel = MelSpectrogram(cfg.audio)               # input mel (fmax = audio.mel_fmax)
+    loss_mel = MelSpectrogram.for_loss(cfg.audio)  # HiFi-GAN loss mel (fmax = mel_fmax_loss or sr / 2)
+    audio = torch.from_numpy(load_wav(path, cfg.audio.sampling_rate))
+    log_mel = mel(audio)                          # (n_mels, T), T == n_frames(len(audio), cfg.audio)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+import torch
+from torch import nn
+
+from tts_pipeline.config import AudioConfig
+from tts_pipeline.errors import UserError
+
+# Inside the square root of the magnitude, as HiFi-GAN does: keeps the gradient finite at 0.
+MAGNITUDE_EPS = 1e-9
+# Floor before the log: log(1e-5) = -11.51 is the value of silence.
+LOG_FLOOR = 1e-5
+
+
+def load_wav(path: str | Path, expected_sr: int, max_wav_value: float = 32768.0) -> np.ndarray:
+    """Read a mono WAV file as float32 ``(N,)``: 16-bit PCM divided by ``max_wav_value``.
+
+    libsndfile's float conversion of 16-bit PCM is exactly ``x / 32768``; other sample formats
+    (24-bit, float) are read at the same full scale. Raises :class:`UserError` naming the file when it
+    cannot be read, has another sampling rate (no resampling happens here) or more than one channel.
+    """
+    try:
+        with sf.SoundFile(str(path)) as handle:
+            rate, channels = handle.samplerate, handle.channels
+            if rate != expected_sr:
+                raise UserError(f"{path}: expected a sampling rate of {expected_sr} Hz, got {rate} Hz")
+            if channels != 1:
+                raise UserError(f"{path}: expected mono audio, got {channels} channels")
+            samples = handle.read(dtype="float32")
+    except sf.LibsndfileError as error:
+        raise UserError(f"{path}: cannot read audio ({error})") from None
+    if max_wav_value != 32768.0:
+        samples *= np.float32(32768.0 / max_wav_value)
+    return samples
+
+
+def n_frames(n_samples: int, cfg: AudioConfig) -> int:
+    """Mel frames of a clip of ``n_samples`` samples: ``n_samples // hop_length``."""
+    return int(n_samples) // cfg.hop_length
+
+
+def frame_times(count: int, cfg: AudioConfig) -> np.ndarray:
+    """Times in seconds of the centres of frames ``0 .. count-1``, float64 ``(count,)``.
+
+    Sample ``i`` is at time ``i / sampling_rate``; frame ``t`` is centred on sample ``hop * t + hop / 2``.
+    """
+    hop = cfg.hop_length
+    return (np.arange(count, dtype=np.float64) * hop + hop / 2) / cfg.sampling_rate
+
+
+def frame_padding(cfg: AudioConfig) -> int:
+    """Reflect padding added on each side before framing: ``(filter_length - hop_length) / 2``."""
+    return (cfg.filter_length - cfg.hop_length) // 2
+
+
+def mel_basis(cfg: AudioConfig, fmax: float, dtype: type = np.float32) -> np.ndarray:
+    """The Slaney-scale, area-normalised mel filterbank, ``(n_mels, n_fft // 2 + 1)``."""
+    import librosa
+
+    return librosa.filters.mel(
+        sr=cfg.sampling_rate,
+        n_fft=cfg.filter_length,
+        n_mels=cfg.n_mel_channels,
+        fmin=cfg.mel_fmin,
+        fmax=fmax,
+        htk=False,
+        norm="slaney",
+        dtype=dtype,
+    )
+
+
+class MelSpectrogram(nn.Module):
+    """Waveform to log-mel spectrogram, HiFi-GAN framing (see the module docstring).
+
+    Args:
+        cfg: the audio section.
+        fmax: upper edge of the mel filterbank; None means ``cfg.mel_fmax``.
+
+    The window and filterbank are kept in float64 and cached per (device, dtype) of the input, not
+    registered as buffers: ``model.half()`` or ``.to(bfloat16)`` on an enclosing model cannot degrade
+    them, they never enter a checkpoint (a model is rebuilt from its config), and the module works on
+    whatever device its input is on.
+    """
+
+    def __init__(self, cfg: AudioConfig, fmax: float | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.fmax = float(cfg.mel_fmax if fmax is None else fmax)
+        self.n_fft = cfg.filter_length
+        self.hop_length = cfg.hop_length
+        self.win_length = cfg.win_length
+        self.padding = frame_padding(cfg)
+        self._window = torch.hann_window(cfg.win_length, periodic=True, dtype=torch.float64)
+        self._basis = torch.from_numpy(mel_basis(cfg, self.fmax, dtype=np.float64))
+        self._cache: dict[tuple[torch.device, torch.dtype], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    @classmethod
+    def for_loss(cls, cfg: AudioConfig) -> MelSpectrogram:
+        """HiFi-GAN's loss mel: ``fmax = mel_fmax_loss``, or the Nyquist frequency when that is null."""
+        fmax = cfg.mel_fmax_loss if cfg.mel_fmax_loss is not None else cfg.sampling_rate / 2
+        return cls(cfg, fmax=fmax)
+
+    @property
+    def basis(self) -> torch.Tensor:
+        """The mel filterbank, float64 ``(n_mels, n_fft // 2 + 1)`` on the CPU."""
+        return self._basis
+
+    def _constants(self, device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        key = (device, dtype)
+        if key not in self._cache:
+            self._cache[key] = (self._window.to(device, dtype), self._basis.to(device, dtype))
+        return self._cache[key]
+
+    def forward(self, audio: torch.Tensor) -> torch.Tensor:
+        """``(B, N)`` or ``(N,)`` audio in [-1, 1] -> ``(B, n_mels, N // hop)`` or ``(n_mels, N // hop)``.
+
+        float64 input is computed in float64; anything else (float16/bfloat16 under AMP, integers) in
+        float32 with autocast off, because the log-mel is a loss target and must not lose precision.
+        """
+        squeeze = audio.dim() == 1
+        if squeeze:
+            audio = audio.unsqueeze(0)
+        if audio.dim() != 2:
+            raise ValueError(f"audio: expected shape (B, N) or (N,), got {tuple(audio.shape)}")
+        if audio.shape[-1] <= self.padding:
+            raise ValueError(
+                f"audio: expected more than {self.padding} samples (the reflect padding), got {audio.shape[-1]}"
+            )
+        if audio.dtype != torch.float64:
+            audio = audio.float()
+        window, basis = self._constants(audio.device, audio.dtype)
+        with torch.autocast(device_type=audio.device.type, enabled=False):
+            padded = nn.functional.pad(audio.unsqueeze(1), (self.padding, self.padding), mode="reflect").squeeze(1)
+            spec = torch.stft(
+                padded,
+                n_fft=self.n_fft,
+                hop_length=self.hop_length,
+                win_length=self.win_length,
+                window=window,
+                center=False,
+                normalized=False,
+                onesided=True,
+                return_complex=True,
+            )
+            # re² + im² on the real and imaginary views: same value as summing view_as_real(spec)²,
+            # without materialising the (..., 2) tensor (twice as fast on the CPU).
+            magnitude = torch.sqrt(spec.real.square() + spec.imag.square() + MAGNITUDE_EPS)
+            log_mel = torch.log(torch.clamp(torch.matmul(basis, magnitude), min=LOG_FLOOR))
+        return log_mel.squeeze(0) if squeeze else log_mel
+
+    def extra_repr(self) -> str:
+        return (
+            f"sr={self.cfg.sampling_rate}, n_fft={self.n_fft}, hop={self.hop_length}, win={self.win_length}, "
+            f"n_mels={self.cfg.n_mel_channels}, fmin={self.cfg.mel_fmin:g}, fmax={self.fmax:g}"
+        )

@@ -1,0 +1,1 @@
+"""Features computed from audio and alignments: pitch, per-symbol averages, durations."""

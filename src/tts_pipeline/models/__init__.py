@@ -1,0 +1,1 @@
+"""Networks and their losses: ``aligner`` (and, later, ``fastpitch`` and ``hifigan``)."""

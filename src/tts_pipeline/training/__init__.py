@@ -1,0 +1,1 @@
+"""Training loops and what they share: checkpoints (atomic, resumable) and model files."""
