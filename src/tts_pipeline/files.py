@@ -24,11 +24,14 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
+def atomic_path(path: str | Path, *, fsync: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it is renamed to ``path``.
 
     For writers that want a file name (soundfile, torch.save, np.save). On an exception the
-    temporary file is removed and ``path`` is left as it was.
+    temporary file is removed and ``path`` is left as it was. ``fsync=False`` skips the flush to disk:
+    a killed process still leaves only whole files (the kernel has the data); only a power loss could
+    lose them, so bulk caches use it and call :func:`sync` once before writing the file that marks
+    the batch complete.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,8 +42,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.chmod(tmp, 0o666 & ~_umask())
     try:
         yield tmp
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
+        if fsync:
+            with open(tmp, "rb") as handle:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -89,7 +93,12 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-def save_npy(path: str | Path, array: np.ndarray) -> None:
-    """``np.save`` atomically (the temporary name keeps np.save from appending '.npy')."""
-    with atomic_open(path, "wb") as handle:
+def save_npy(path: str | Path, array: np.ndarray, *, fsync: bool = True) -> None:
+    """``np.save`` atomically (the file handle keeps np.save from appending '.npy')."""
+    with atomic_path(path, fsync=fsync) as tmp, open(tmp, "wb") as handle:
         np.save(handle, array, allow_pickle=False)
+
+
+def sync() -> None:
+    """Flush every written file to disk (after a batch of ``fsync=False`` writes)."""
+    os.sync()

@@ -151,3 +151,12 @@ def test_missing_truth_file_is_skipped(tmp_path):
     assert summary["n_skipped"] == 1 and summary["boundary_error_ms"] is None
     assert "no ground-truth TextGrid" in summary["skipped"][0]["reason"]
     assert "median word-boundary error" not in format_summary(summary)
+
+
+def test_a_lone_space_can_join_the_following_word():
+    from tts_pipeline.features.alignment_eval import word_spans_from_symbols
+
+    symbols = list("ab cd, ef")
+    assert word_spans_from_symbols(symbols) == [(0, 2), (3, 5), (7, 9)]
+    # the space between "ab" and "cd" joins "cd"; the one after the comma stays outside "ef"
+    assert word_spans_from_symbols(symbols, space_joins_next_word=True) == [(0, 2), (2, 5), (7, 9)]

@@ -8,12 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from ..conftest import REPO
 
 pytestmark = pytest.mark.slow
+
+STAGES = ("corpus", "manifest", "features", "train_aligner", "durations")
 
 BIN = Path(sys.executable).parent
 
@@ -38,10 +41,11 @@ def snakemake(workdir: Path, *args: str, config: Path | None = None, check: bool
 
 
 def tiny_demo(workdir: Path, **changes) -> Path:
-    """config/demo.yaml shrunk to 24 utterances, written into ``workdir``."""
+    """config/demo.yaml shrunk to 24 utterances and a tiny aligner, written into ``workdir``."""
     config = yaml.safe_load((REPO / "config/demo.yaml").read_text())
     config["corpus"]["demo"]["n_utterances"] = 24
     config["data"]["split"].update(val_size=3, test_size=3)
+    config["aligner"].update(epochs=2, embedding_dim=32, checkpoint_every_n_steps=2)
     for dotted, value in changes.items():
         section = config
         *parents, key = dotted.split("__")
@@ -70,9 +74,7 @@ def test_dry_run_lists_rules_with_resources(tmp_path, name):
 
 
 def test_bad_config_fails_before_any_job(tmp_path):
-    config = tiny_demo(tmp_path, data__on_invalid="ignore")
-    text = config.read_text().replace("seed: 1234\n", "seed: 1234\n    val_sise: 3\n", 1)
-    config.write_text(text)
+    config = tiny_demo(tmp_path, data__on_invalid="ignore", data__split__val_sise=3)
     result = snakemake(tmp_path, config=config, check=False)
     assert result.returncode != 0
     out = result.stdout + result.stderr
@@ -110,9 +112,36 @@ def test_contract_files(demo_run):
         assert not any(ch.isdigit() for ch in record["text"])
     validation = json.loads((data / "validation.json").read_text())
     assert validation["n_valid"] == 24 and validation["n_rejected"] == 0
-    for stage in ("corpus", "manifest"):
+    for stage in STAGES:
         assert (workdir / f"results/demo/logs/{stage}.log").is_file()
         assert (workdir / f"results/demo/benchmarks/{stage}.tsv").is_file()
+
+
+def test_feature_contracts(demo_run):
+    """Mels (n_mels, n_samples // hop), pitch (T,), durations summing to T, one per symbol."""
+    workdir, _ = demo_run
+    features = workdir / "results/demo/features"
+    index = [json.loads(line) for line in (features / "features.jsonl").read_text().splitlines()]
+    assert len(index) == 24
+    records = {
+        json.loads(line)["id"]: json.loads(line)
+        for split in ("train", "val", "test")
+        for line in (workdir / f"results/demo/data/manifest.{split}.jsonl").read_text().splitlines()
+    }
+    for entry in index:
+        mel = np.load(features / "mels" / f"{entry['id']}.npy")
+        pitch = np.load(features / "pitch" / f"{entry['id']}.npy")
+        durations = np.load(features / "durations" / f"{entry['id']}.npy")
+        symbols = np.load(features / "symbols" / f"{entry['id']}.npy")
+        n_frames = records[entry["id"]]["n_samples"] // 256
+        assert mel.shape == (80, n_frames) and mel.dtype == np.float32
+        assert pitch.shape == (n_frames,) and (pitch > 0).any()
+        assert durations.sum() == n_frames and durations.shape == symbols.shape and (durations >= 1).all()
+    stats = json.loads((features / "pitch_stats.json").read_text())
+    assert 50 < stats["mean"] < 400 and stats["std"] > 0
+    summary = json.loads((features / "durations.json").read_text())
+    assert summary["alignment_quality"]["n_evaluated"] == 3
+    assert (workdir / "results/demo/aligner/model.pt").is_file()
 
 
 def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
@@ -129,7 +158,7 @@ def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
     children = tracking.find_child_runs(settings, parents[0].info.run_id)
     by_stage = {child["tags"]["stage"]: child for child in children}
-    assert set(by_stage) == {"corpus", "manifest"}
+    assert set(by_stage) == set(STAGES)
     manifest = by_stage["manifest"]
     assert manifest["status"] == "FINISHED"
     assert manifest["tags"]["config_hash"] and manifest["tags"]["experiment"] == "demo"
@@ -144,7 +173,7 @@ def test_nothing_to_do_after_a_run(demo_run):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_changing_the_split_reruns_only_the_manifest(demo_run):
+def test_changing_the_split_reruns_the_manifest_not_the_corpus(demo_run):
     workdir, _ = demo_run
     record = workdir / "resources/demo/corpus.json"
     validation = workdir / "results/demo/data/validation.json"
@@ -161,3 +190,14 @@ def test_changing_the_split_reruns_only_the_manifest(demo_run):
     snakemake(workdir, config=config)
     assert record.stat().st_mtime_ns == before[0], "the corpus must not be rebuilt"
     assert validation.stat().st_mtime_ns != before[1]
+
+
+def test_changing_a_pitch_setting_reruns_features_and_dependants_only(demo_run):
+    workdir, _ = demo_run
+    config = tiny_demo(workdir, data__split__seed=99, pitch__floor_hz=70.0)
+    plan = snakemake(workdir, "-n", config=config)
+    out = plan.stdout + plan.stderr
+    for rule in ("features", "train_aligner", "durations"):
+        assert f"rule {rule}:" in out
+    for rule in ("corpus", "manifest"):
+        assert f"rule {rule}:" not in out

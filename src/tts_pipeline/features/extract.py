@@ -182,13 +182,14 @@ def _reuse(utterance: Utterance, out_dir: Path, audio_cfg: AudioConfig) -> Utter
 
 
 def _save_all(items: Sequence[tuple[Path, np.ndarray]]) -> None:
+    # No fsync per file: the stage calls files.sync() once before writing its index (the marker).
     for path, array in items:
-        files.save_npy(path, array)
+        files.save_npy(path, array, fsync=False)
 
 
 class ArrayWriter:
     """Writes ``.npy`` files atomically on a background thread, so that a worker computes the next
-    utterance while the last one's files are fsynced (fsync waits on the disk, not the CPU).
+    utterance while the last one's files are written.
 
     Use as a context manager; leaving it waits for every write and raises the first error. At most
     ``max_pending`` writes are queued, which bounds the memory held by arrays waiting to be written.

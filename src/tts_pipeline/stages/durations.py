@@ -26,7 +26,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -404,7 +404,32 @@ def alignment_quality(
     )
     ids = [utterance.id for utterance in utterances if utterance.split == split]
     report = evaluate_split(split, ids, dirs.durations, dirs.symbols, truth_dir, how)
-    return {"truth_dir": str(truth_dir), **report.summary()}
+    summary: dict[str, Any] = {"truth_dir": str(truth_dir), **report.summary()}
+    if how.source != "textgrid":
+        # The same durations under the other word convention (see word_spans_from_symbols).
+        joined_how = replace(how, space_joins_next_word=True)
+        joined = evaluate_split(split, ids, dirs.durations, dirs.symbols, truth_dir, joined_how)
+        keys = ("n_words", "boundary_error_ms", "start_error_ms", "end_error_ms")
+        summary["space_joins_next_word"] = {key: value for key, value in joined.summary().items() if key in keys}
+    return summary
+
+
+N_FIGURES = 3
+
+
+def _figures(args: argparse.Namespace, symbol_table: Sequence[str], audio: Any, dirs: FeatureDirs) -> list[Path]:
+    """Durations (and, from the aligner, attention) figures of the first validation utterances."""
+    from tts_pipeline.data.manifest import manifest_path, read_manifest
+    from tts_pipeline.features.figures import duration_figures
+
+    records = read_manifest(manifest_path(args.manifest_dir, "val"))[:N_FIGURES]
+    aligner = None
+    if args.aligner:
+        from tts_pipeline.models.aligner import load_aligner
+
+        model, info = load_aligner(args.aligner)
+        aligner = (model.eval(), float(info.prior_scaling or 0.0))
+    return duration_figures(records, dirs.root, symbol_table, audio, dirs.root / "plots", aligner)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -462,9 +487,14 @@ def run(args: argparse.Namespace) -> None:
         if quality is not None and quality["boundary_error_ms"] is not None:
             for key in ("median", "mean", "p90"):
                 metrics[f"val_word_boundary_error_{key}_ms"] = quality["boundary_error_ms"][key]
+            joined = (quality.get("space_joins_next_word") or {}).get("boundary_error_ms")
+            if joined:
+                metrics["val_word_boundary_error_median_ms_space_joined"] = joined["median"]
             metrics["val_alignment_skipped"] = quality["n_skipped"]
         run_log.log_metrics(metrics)
         run_log.log_artifact(args.index)
+        for figure in _figures(args, index["symbols"], audio, dirs):
+            run_log.log_artifact(figure, "plots")
         total = sum(count.n_utterances for count in counts.values())
         log.info("durations (%s): %d utterances in %.1f s", cfg.source, total, seconds)
         if quality is not None:

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 SPLITS = ("train", "val", "test")
 STATS_SPLIT = "train"
+N_FIGURES = 3  # validation utterances drawn (mel with f0) for MLflow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +75,8 @@ def run(args: argparse.Namespace) -> None:
     for output in (args.index, args.pitch_stats):
         output.unlink(missing_ok=True)
 
+    from tts_pipeline.features.figures import mel_pitch_figures
+
     first = next(iter(records_by_split[STATS_SPLIT]))
     with tracked("features", payload, dataset=_dataset_name(first)) as run_log:
         result = extract_all(
@@ -99,6 +102,7 @@ def run(args: argparse.Namespace) -> None:
                 f"no voiced frame in the {STATS_SPLIT} split: pitch statistics are undefined "
                 f"(check pitch.floor_hz / ceiling_hz / voicing_threshold against the audio)"
             )
+        files.sync()  # the arrays were written without fsync; make them durable before the index says so
         files.write_json(args.pitch_stats, stats)
         files.write_jsonl(
             args.index,
@@ -124,6 +128,10 @@ def run(args: argparse.Namespace) -> None:
             }
         )
         run_log.log_artifact(args.pitch_stats)
+        val_records = records_by_split.get("val", [])[:N_FIGURES]
+        figures = mel_pitch_figures(val_records, args.out_dir, audio_cfg, args.out_dir / "plots")
+        for figure in figures:
+            run_log.log_artifact(figure, "plots")
         log.info(
             "features: %d utterances (%.2f h; %d computed, %d reused) in %.1f s with %d workers (computed at %.0fx "
             "real time); train pitch %.1f +- %.1f Hz over %d voiced frames",
