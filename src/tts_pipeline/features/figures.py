@@ -39,7 +39,7 @@ def attention(model: Any, prior_scaling: float, symbol_ids: np.ndarray, mel: np.
 
     prior = None
     if prior_scaling > 0:
-        prior = torch.from_numpy(beta_binomial_prior(mel.shape[1], len(symbol_ids), prior_scaling)).unsqueeze(0)
+        prior = torch.tensor(beta_binomial_prior(mel.shape[1], len(symbol_ids), prior_scaling)).unsqueeze(0)
     with torch.no_grad():
         output = model(
             torch.from_numpy(symbol_ids.astype(np.int64)).unsqueeze(0),
