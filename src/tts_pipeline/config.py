@@ -228,6 +228,56 @@ class DurationsConfig(StrictModel):
 
 
 # --------------------------------------------------------------------------------------------------
+# HiFi-GAN
+# --------------------------------------------------------------------------------------------------
+
+
+class HiFiGANConfig(StrictModel):
+    """HiFi-GAN vocoder: generator shape (jik876's key names), discriminators, NVIDIA's schedule."""
+
+    resblock: Literal["1", "2"] = Field("1", description="'1' (v1/v2) or '2' (v3) residual blocks.")
+    upsample_rates: list[int] = Field([8, 8, 2, 2], min_length=1, description="Product must equal hop_length.")
+    upsample_kernel_sizes: list[int] = Field([16, 16, 4, 4], min_length=1)
+    upsample_initial_channel: int = Field(512, ge=2)
+    resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
+    resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)
+    mpd_periods: list[int] = Field([2, 3, 5, 7, 11], min_length=1)
+    discriminator_channels_scale: float = Field(
+        1.0, gt=0, le=1, description="Shrinks every discriminator width (demo only; 1.0 = the paper's)."
+    )
+    learning_rate: float = Field(3e-4, gt=0)
+    adam_betas: tuple[float, float] = (0.8, 0.99)
+    weight_decay: float = Field(0.01, ge=0, description="AdamW's default, which the recipe keeps.")
+    lr_decay: float = Field(0.9998, gt=0, le=1, description="ExponentialLR gamma, stepped once per epoch.")
+    global_batch_size: int = Field(128, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
+    batch_size: int = Field(16, ge=1, description="Per process and micro-step.")
+    segment_size: int = Field(8192, ge=256, description="Audio samples per training item (multiple of hop).")
+    epochs: int = Field(6500, ge=1)
+    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
+    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
+    seed: int = 1234
+    validation_every_n_epochs: int = Field(10, ge=1)
+    validation_repeats: int = Field(5, ge=1, description="Fixed random segments per validation utterance.")
+    samples_every_n_epochs: int = Field(100, ge=1, description="Audio samples of validation clips to MLflow.")
+    n_samples: int = Field(5, ge=0)
+    checkpoint_every_n_epochs: int = Field(10, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    fine_tune_lr_factor: float = Field(3.0, gt=0, description="Fine-tuning multiplies the restored lr by this.")
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> HiFiGANConfig:
+        if len(self.upsample_kernel_sizes) != len(self.upsample_rates):
+            raise ValueError("upsample_kernel_sizes: expected one kernel per upsample rate")
+        if len(self.resblock_dilation_sizes) != len(self.resblock_kernel_sizes):
+            raise ValueError("resblock_dilation_sizes: expected one dilation list per resblock kernel size")
+        if self.upsample_initial_channel % 2 ** len(self.upsample_rates):
+            raise ValueError("upsample_initial_channel: must halve cleanly at every upsampling stage")
+        return self
+
+
+# --------------------------------------------------------------------------------------------------
 # tracking
 # --------------------------------------------------------------------------------------------------
 
@@ -263,6 +313,21 @@ class PipelineConfig(StrictModel):
     pitch: PitchConfig = PitchConfig()
     aligner: AlignerConfig = AlignerConfig()
     durations: DurationsConfig = DurationsConfig()
+    hifigan: HiFiGANConfig = HiFiGANConfig()
+
+    @model_validator(mode="after")
+    def _hifigan_matches_audio(self) -> PipelineConfig:
+        product = 1
+        for rate in self.hifigan.upsample_rates:
+            product *= rate
+        if product != self.audio.hop_length:
+            raise ValueError(
+                f"hifigan.upsample_rates: their product ({product}) must equal audio.hop_length "
+                f"({self.audio.hop_length})"
+            )
+        if self.hifigan.segment_size % self.audio.hop_length:
+            raise ValueError(f"hifigan.segment_size: expected a multiple of audio.hop_length ({self.audio.hop_length})")
+        return self
 
     @property
     def experiment_dir(self) -> Path:

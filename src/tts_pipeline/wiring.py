@@ -30,6 +30,7 @@ STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
     "features": ("audio", "pitch"),
     "train_aligner": ("aligner", "audio.n_mel_channels", "text.symbol_set"),
     "durations": ("durations", "audio", "text.symbol_set"),
+    "train_hifigan": ("hifigan", "audio"),
 }
 
 # Which module runs each stage (``tts-pipeline <stage>``).
@@ -39,6 +40,7 @@ STAGE_MODULES: dict[str, str] = {
     "features": "tts_pipeline.stages.features",
     "train_aligner": "tts_pipeline.stages.train_aligner",
     "durations": "tts_pipeline.stages.durations",
+    "train_hifigan": "tts_pipeline.stages.train_hifigan",
 }
 
 
@@ -220,6 +222,14 @@ class Paths:
         """Symbol table, per-utterance summary and alignment quality (written last by ``durations``)."""
         return str(self.experiment / "features" / "durations.json")
 
+    @property
+    def hifigan_model(self) -> str:
+        return str(self.experiment / "hifigan" / "model.pt")
+
+    @property
+    def hifigan_metrics(self) -> str:
+        return str(self.experiment / "hifigan" / "metrics.json")
+
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
@@ -262,7 +272,7 @@ class Pipeline:
 
     def gpus(self, stage: str) -> int:
         """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""
-        return {"train_aligner": self.config.aligner.gpus}.get(stage, 0)
+        return {"train_aligner": self.config.aligner.gpus, "train_hifigan": self.config.hifigan.gpus}.get(stage, 0)
 
     # tracking hooks: the parent run lives as long as one `snakemake` invocation
     def export_tracking_env(self) -> None:
