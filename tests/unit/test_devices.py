@@ -262,3 +262,15 @@ def test_the_command_keeps_its_devices_if_the_wrapper_is_killed(tmp_path: Path) 
         os.kill(child_pid, signal.SIGKILL)
     with lease_gpus(3, pool=["0", "1", "2"], lock_dir=tmp_path, timeout_s=5, poll_s=0.02):
         pass
+
+
+def test_stage_command_uses_torchrun_per_leased_gpu():
+    import sys
+
+    from tts_pipeline.stages.lease_gpus import stage_command
+
+    on_cpu = stage_command(["train_hifigan", "--x", "1"], 0)
+    assert on_cpu == [sys.executable, "-m", "tts_pipeline", "train_hifigan", "--x", "1"]
+    launched = stage_command(["train_hifigan"], 4)
+    assert "torch.distributed.run" in launched and "--nproc_per_node=4" in launched
+    assert launched[-3:] == ["-m", "tts_pipeline", "train_hifigan"]

@@ -33,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_TIMEOUT_S,
         help=f"seconds to wait for enough free GPUs before failing (default {DEFAULT_TIMEOUT_S:g})",
     )
+    parser.add_argument(
+        "--stage",
+        action="store_true",
+        help="the command is a tts-pipeline stage (its name and arguments): run it under torchrun with one "
+        "process per leased GPU, or as one CPU process when --count is 0",
+    )
     # dest is not "command": the CLI keeps the subcommand's name there.
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="the command to run")
 
@@ -45,9 +51,20 @@ def run(args: argparse.Namespace) -> None:
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
         raise UserError("no command given; usage: tts-pipeline lease-gpus --count N -- COMMAND ...")
+    if args.stage:
+        command = stage_command(command, args.count)
     with acquire_gpus(args.count, timeout_s=args.timeout) as lease:
         code = run_forwarding_signals(command, {**os.environ, **lease.env()}, pass_fds=lease.fds)
     sys.exit(code)
+
+
+def stage_command(stage_argv: Sequence[str], n_gpus: int) -> list[str]:
+    """How to launch a stage on ``n_gpus`` leased GPUs: torchrun with one process per GPU (the count
+    Snakemake granted, never the configured one), or a single CPU process when there are none."""
+    if n_gpus <= 0:
+        return [sys.executable, "-m", "tts_pipeline", *stage_argv]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n_gpus}"]
+    return [*torchrun, "-m", "tts_pipeline", *stage_argv]
 
 
 def run_forwarding_signals(command: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
