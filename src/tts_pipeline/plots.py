@@ -99,3 +99,24 @@ def durations_over_waveform(
     axis.set_xlabel("time (s)")
     axis.set_title(title)
     return figure
+
+
+def mel_comparison(reference: np.ndarray, generated: np.ndarray, frame_period_s: float, title: str = "") -> Figure:
+    """Ground-truth and generated log-mels one above the other, on one colour scale.
+
+    Args:
+        reference: (n_mels, T) log-mel of the real audio (the generator's input).
+        generated: (n_mels, T') log-mel of the generated audio (T' may differ from T by a frame).
+        frame_period_s: hop / sampling rate.
+    """
+    low = float(min(reference.min(), generated.min()))
+    high = float(max(reference.max(), generated.max()))
+    figure, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
+    for axis, mel, label in zip(axes, (reference, generated), ("ground truth", "generated"), strict=True):
+        extent = (0, mel.shape[1] * frame_period_s, 0, mel.shape[0])
+        image = axis.imshow(mel, origin="lower", aspect="auto", cmap="magma", extent=extent, vmin=low, vmax=high)
+        axis.set_ylabel(f"{label}\nmel channel")
+    axes[-1].set_xlabel("time (s)")
+    figure.colorbar(image, ax=list(axes), label="log magnitude")
+    axes[0].set_title(title)
+    return figure

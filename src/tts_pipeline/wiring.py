@@ -261,7 +261,12 @@ class Pipeline:
 
     def all_targets(self) -> list[str]:
         """What ``rule all`` asks for: the last output of every phase built so far."""
-        return [self.paths.validation, self.paths.features_index, self.paths.durations_index]
+        return [
+            self.paths.validation,
+            self.paths.features_index,
+            self.paths.durations_index,
+            self.paths.hifigan_model,
+        ]
 
     def durations_inputs(self) -> dict[str, str]:
         """The durations stage needs the trained aligner only when durations come from it."""

@@ -16,7 +16,7 @@ from ..conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-STAGES = ("corpus", "manifest", "features", "train_aligner", "durations")
+STAGES = ("corpus", "manifest", "features", "train_aligner", "durations", "train_hifigan")
 
 BIN = Path(sys.executable).parent
 
@@ -46,6 +46,12 @@ def tiny_demo(workdir: Path, **changes) -> Path:
     config["corpus"]["demo"]["n_utterances"] = 24
     config["data"]["split"].update(val_size=3, test_size=3)
     config["aligner"].update(epochs=2, embedding_dim=32, checkpoint_every_n_steps=2)
+    config["hifigan"].update(
+        upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 3]],
+        mpd_periods=[2, 3], discriminator_channels_scale=0.0625, segment_size=2048,
+        global_batch_size=4, batch_size=4, epochs=2, validation_every_n_epochs=1,
+        samples_every_n_epochs=2, n_samples=1, checkpoint_every_n_epochs=1,
+    )
     for dotted, value in changes.items():
         section = config
         *parents, key = dotted.split("__")
@@ -144,6 +150,17 @@ def test_feature_contracts(demo_run):
     assert (workdir / "results/demo/aligner/model.pt").is_file()
 
 
+def test_vocoder_contracts(demo_run):
+    """The base vocoder: a self-describing model file and its validation metrics."""
+    workdir, _ = demo_run
+    from tts_pipeline.training.hifigan import load_generator
+
+    generator, info = load_generator(workdir / "results/demo/hifigan/model.pt")
+    assert info.step > 0
+    metrics = json.loads((workdir / "results/demo/hifigan/metrics.json").read_text())
+    assert metrics["step"] > 0 and metrics["val_loss_mel"] > 0
+
+
 def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
     workdir, _ = demo_run
     from tts_pipeline import tracking
@@ -199,5 +216,5 @@ def test_changing_a_pitch_setting_reruns_features_and_dependants_only(demo_run):
     out = plan.stdout + plan.stderr
     for rule in ("features", "train_aligner", "durations"):
         assert f"rule {rule}:" in out
-    for rule in ("corpus", "manifest"):
+    for rule in ("corpus", "manifest", "train_hifigan"):
         assert f"rule {rule}:" not in out

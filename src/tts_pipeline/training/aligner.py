@@ -8,17 +8,17 @@ scaler and RNG states, and continues the interrupted epoch at the next batch of 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
 
 from tts_pipeline.config import AlignerConfig, config_hash
-from tts_pipeline.errors import UserError
 from tts_pipeline.models.aligner.data import AlignerBatch, AlignerCollate, AlignerDataset, LengthBucketBatchSampler
 from tts_pipeline.models.aligner.loss import (
     binarization_loss,
@@ -27,23 +27,15 @@ from tts_pipeline.models.aligner.loss import (
     hard_alignment,
 )
 from tts_pipeline.models.aligner.model import Aligner, AlignerOutput
+from tts_pipeline.training import distributed
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
+from tts_pipeline.training.engine import MetricsSink, Precision, TrainingDiverged
 
 log = logging.getLogger(__name__)
 
 # Settings that change how long or where training runs, not the trajectory of the weights: a run
 # resumed with more epochs or steps, another checkpoint cadence or more workers is the same run.
 RESUME_NEUTRAL_KEYS = ("epochs", "max_steps", "checkpoint_every_n_steps", "keep_checkpoints", "num_workers", "gpus")
-
-
-class TrainingDiverged(UserError):
-    """A loss or gradient became NaN/Inf; the message names the step and the last good checkpoint."""
-
-
-class MetricsSink(Protocol):
-    """Where metrics go (a :class:`tts_pipeline.tracking.StageRun`, or anything with this method)."""
-
-    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
 
 
 def resume_hash(aligner: Mapping[str, Any], n_mels: int, symbol_set: str) -> str:
@@ -53,12 +45,8 @@ def resume_hash(aligner: Mapping[str, Any], n_mels: int, symbol_set: str) -> str
 
 
 def choose_device(gpus: int) -> torch.device:
-    """CUDA when GPUs are asked for and present (single process), else the CPU."""
-    if gpus > 0 and torch.cuda.is_available():
-        return torch.device("cuda")
-    if gpus > 0:
-        log.warning("aligner.gpus is %s but no CUDA device is available; training on the CPU", gpus)
-    return torch.device("cpu")
+    """The first CUDA device when GPUs are asked for and present (single process), else the CPU."""
+    return distributed.choose_device(gpus, what="aligner.gpus")
 
 
 @dataclass
@@ -100,9 +88,8 @@ class TrainingResult:
     metrics: dict[str, Any]
 
 
-def _autocast(device: torch.device, amp: str) -> torch.autocast:
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(amp)
-    return torch.autocast(device_type=device.type, dtype=dtype, enabled=device.type == "cuda" and dtype is not None)
+def _autocast(device: torch.device, amp: str) -> contextlib.AbstractContextManager[object]:
+    return Precision("off" if device.type != "cuda" else amp, device).autocast()  # type: ignore[arg-type]
 
 
 def compute_losses(

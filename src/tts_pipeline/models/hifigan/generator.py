@@ -1,0 +1,243 @@
+"""The HiFi-GAN generator: log-mel ``(B, n_mels, T)`` to waveform ``(B, 1, T * hop)``.
+
+A 7-tap input conv, then one stage per upsampling rate (leaky ReLU 0.1, transposed conv that
+multiplies the length by the rate and halves the channels, the mean of parallel multi-receptive-field
+residual blocks), then leaky ReLU 0.01, a 7-tap output conv and tanh (reference section 2.2).
+
+Every conv is weight-normalised with :func:`torch.nn.utils.parametrizations.weight_norm` (``dim=0``);
+:meth:`Generator.remove_weight_norm` folds the norm into plain ``.weight`` tensors for inference.
+State-dict names follow NVIDIA's nested layout (``resblocks.<stage>.<block>.convs1.<k>``), with the
+parametrisation names of current torch (``parametrizations.weight.original0`` = g,
+``original1`` = v); :func:`convert_state_dict` maps jik876 / NVIDIA files (``weight_g``/``weight_v``,
+flat ``resblocks.<3 * stage + block>``) onto them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.nn.utils import parametrize
+from torch.nn.utils.parametrizations import weight_norm
+
+from tts_pipeline.config import HiFiGANConfig
+
+# The hidden activations' slope; the last activation before conv_post uses torch's default (0.01),
+# as the reference does.
+LRELU_SLOPE = 0.1
+FINAL_LRELU_SLOPE = 0.01
+INIT_STD = 0.01
+
+# The HiFiGANConfig fields that shape the generator (jik876's key names); model_config() adds n_mels.
+GENERATOR_FIELDS = (
+    "resblock",
+    "upsample_rates",
+    "upsample_kernel_sizes",
+    "upsample_initial_channel",
+    "resblock_kernel_sizes",
+    "resblock_dilation_sizes",
+)
+
+
+def _normal_init(module: nn.Module) -> nn.Module:
+    """N(0, 0.01) weights, drawn *before* weight norm is applied so that v and g inherit them.
+
+    (jik876 and NVIDIA draw them after ``weight_norm``, into the derived ``weight`` that the next
+    forward recomputes from g and v, so upstream the draw has no effect; the stated intent is kept here.)
+    """
+    nn.init.normal_(module.weight, 0.0, INIT_STD)
+    return module
+
+
+def _same_padding(kernel_size: int, dilation: int = 1) -> int:
+    return (kernel_size * dilation - dilation) // 2
+
+
+def _check_odd(kernel_sizes: Sequence[int]) -> None:
+    for kernel in kernel_sizes:
+        if kernel < 1 or kernel % 2 == 0:
+            raise ValueError(f"resblock_kernel_sizes: expected odd kernels (length-preserving convs), got {kernel}")
+
+
+class ResBlock1(nn.Module):
+    """Per dilation d: x + conv_1(lrelu(conv_d(lrelu(x)))), kernel k, same length (v1/v2 blocks).
+
+    Args:
+        channels: Channels ``C`` in and out.
+        kernel_size: Odd kernel ``k``.
+        dilations: Dilations of the first conv of each pair (the second is undilated).
+
+    Shapes: ``(B, C, L) -> (B, C, L)``.
+    """
+
+    def __init__(self, channels: int, kernel_size: int, dilations: Sequence[int]) -> None:
+        super().__init__()
+        self.convs1 = nn.ModuleList(
+            weight_norm(
+                _normal_init(
+                    nn.Conv1d(channels, channels, kernel_size, dilation=d, padding=_same_padding(kernel_size, d))
+                )
+            )
+            for d in dilations
+        )
+        self.convs2 = nn.ModuleList(
+            weight_norm(_normal_init(nn.Conv1d(channels, channels, kernel_size, padding=_same_padding(kernel_size))))
+            for _ in dilations
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for dilated, plain in zip(self.convs1, self.convs2, strict=True):
+            y = dilated(F.leaky_relu(x, LRELU_SLOPE))
+            x = x + plain(F.leaky_relu(y, LRELU_SLOPE))
+        return x
+
+
+class ResBlock2(nn.Module):
+    """Per dilation d: x + conv_d(lrelu(x)), kernel k, same length (v3 blocks).
+
+    Shapes: ``(B, C, L) -> (B, C, L)``.
+    """
+
+    def __init__(self, channels: int, kernel_size: int, dilations: Sequence[int]) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(
+            weight_norm(
+                _normal_init(
+                    nn.Conv1d(channels, channels, kernel_size, dilation=d, padding=_same_padding(kernel_size, d))
+                )
+            )
+            for d in dilations
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for conv in self.convs:
+            x = x + conv(F.leaky_relu(x, LRELU_SLOPE))
+        return x
+
+
+class Generator(nn.Module):
+    """HiFi-GAN generator (reference section 2.2); widths halve per stage from
+    ``upsample_initial_channel``.
+
+    Args:
+        cfg: The ``hifigan`` section; only the fields in :data:`GENERATOR_FIELDS` are read.
+        n_mels: Mel channels of the input.
+    """
+
+    def __init__(self, cfg: HiFiGANConfig, n_mels: int) -> None:
+        super().__init__()
+        rates, kernels = list(cfg.upsample_rates), list(cfg.upsample_kernel_sizes)
+        for rate, kernel in zip(rates, kernels, strict=True):
+            # The transposed conv's output is exactly L * rate only when (kernel - rate) is even and >= 0.
+            if kernel < rate or (kernel - rate) % 2:
+                raise ValueError(
+                    f"upsample_kernel_sizes: kernel {kernel} for rate {rate} must be >= the rate and differ "
+                    "from it by an even number"
+                )
+        _check_odd(cfg.resblock_kernel_sizes)
+        self._config: dict[str, Any] = {name: _plain(getattr(cfg, name)) for name in GENERATOR_FIELDS}
+        self._config["n_mels"] = int(n_mels)
+        self.hop_length = 1
+        for rate in rates:
+            self.hop_length *= rate
+
+        channels = cfg.upsample_initial_channel
+        block_class = ResBlock1 if cfg.resblock == "1" else ResBlock2
+        # conv_pre keeps torch's default init, as the reference does.
+        self.conv_pre = weight_norm(nn.Conv1d(n_mels, channels, 7, padding=3))
+        self.ups = nn.ModuleList()
+        self.resblocks = nn.ModuleList()
+        for rate, kernel in zip(rates, kernels, strict=True):
+            self.ups.append(
+                weight_norm(
+                    _normal_init(
+                        nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
+                    )
+                )
+            )
+            channels //= 2
+            self.resblocks.append(
+                nn.ModuleList(
+                    block_class(channels, k, d)
+                    for k, d in zip(cfg.resblock_kernel_sizes, cfg.resblock_dilation_sizes, strict=True)
+                )
+            )
+        self.conv_post = weight_norm(_normal_init(nn.Conv1d(channels, 1, 7, padding=3)))
+
+    def forward(self, mel: torch.Tensor) -> torch.Tensor:
+        """``(B, n_mels, T)`` log-mel -> ``(B, 1, T * prod(upsample_rates))`` waveform in (-1, 1)."""
+        x = self.conv_pre(mel)
+        for up, blocks in zip(self.ups, self.resblocks, strict=True):
+            x = up(F.leaky_relu(x, LRELU_SLOPE))
+            # The blocks see the same input and their outputs are averaged (multi-receptive-field fusion).
+            total = blocks[0](x)
+            for block in blocks[1:]:
+                total = total + block(x)
+            x = total / len(blocks)
+        x = self.conv_post(F.leaky_relu(x, FINAL_LRELU_SLOPE))
+        return torch.tanh(x)
+
+    def remove_weight_norm(self) -> None:
+        """Fold every weight norm into a plain ``.weight`` (for inference; the output is unchanged)."""
+        for module in self.modules():
+            if parametrize.is_parametrized(module, "weight"):
+                parametrize.remove_parametrizations(module, "weight", leave_parametrized=True)
+
+    @property
+    def has_weight_norm(self) -> bool:
+        """Whether the convs are still weight-normalised (False after :meth:`remove_weight_norm`)."""
+        return parametrize.is_parametrized(self.conv_pre, "weight")
+
+    def model_config(self) -> dict[str, Any]:
+        """JSON-able constructor arguments: the generator fields of ``HiFiGANConfig`` plus ``n_mels``."""
+        return {key: _plain(value) for key, value in self._config.items()}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Generator:
+        """Rebuild from :meth:`model_config` (unknown keys are an error, missing ones take the defaults)."""
+        fields = dict(config)
+        if "n_mels" not in fields:
+            raise ValueError("generator config: missing 'n_mels'")
+        n_mels = int(fields.pop("n_mels"))
+        unknown = sorted(set(fields) - set(GENERATOR_FIELDS))
+        if unknown:
+            raise ValueError(f"generator config: unknown keys {unknown}; expected {list(GENERATOR_FIELDS)} and n_mels")
+        return cls(HiFiGANConfig(**fields), n_mels)
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy with tuples as lists, so the config is JSON-able and callers cannot mutate ours."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+_FLAT_RESBLOCK = re.compile(r"^resblocks\.(\d+)\.(convs1|convs2|convs)\.")
+
+
+def convert_state_dict(state_dict: Mapping[str, torch.Tensor], n_blocks: int) -> dict[str, torch.Tensor]:
+    """Map a jik876 / NVIDIA generator state dict onto this module's names.
+
+    Handles a ``module.`` prefix (DDP), the old weight-norm names (``weight_g`` -> g =
+    ``parametrizations.weight.original0``, ``weight_v`` -> v = ``original1``) and the flat resblock
+    layout ``resblocks.<3 * stage + block>`` (``n_blocks`` = blocks per stage = len(resblock_kernel_sizes)).
+    Already-converted names pass through unchanged. Plain ``weight`` tensors (a file saved without
+    weight norm) also pass through: load those into a generator after :meth:`Generator.remove_weight_norm`.
+    """
+    converted: dict[str, torch.Tensor] = {}
+    for name, tensor in state_dict.items():
+        name = name.removeprefix("module.")
+        match = _FLAT_RESBLOCK.match(name)
+        if match:
+            flat = int(match[1])
+            name = f"resblocks.{flat // n_blocks}.{flat % n_blocks}.{name[len(f'resblocks.{flat}.') :]}"
+        if name.endswith(".weight_g"):
+            name = name.removesuffix(".weight_g") + ".parametrizations.weight.original0"
+        elif name.endswith(".weight_v"):
+            name = name.removesuffix(".weight_v") + ".parametrizations.weight.original1"
+        converted[name] = tensor
+    return converted

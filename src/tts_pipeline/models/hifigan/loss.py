@@ -1,0 +1,120 @@
+"""HiFi-GAN's losses (reference section 2.5): LSGAN adversarial terms, feature matching, mel L1.
+
+Each function sums over the sub-discriminators of one family (call it once for MPD and once for MSD,
+or use :func:`generator_losses` for the generator's whole objective). Scale factors are arguments
+with the recipe's values as defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch.nn import functional as F
+
+from tts_pipeline.models.hifigan.discriminators import DiscriminatorOutput
+
+MEL_LOSS_SCALE = 45.0
+FEATURE_MATCHING_SCALE = 2.0
+
+
+def discriminator_loss(real: DiscriminatorOutput, fake: DiscriminatorOutput) -> torch.Tensor:
+    """LSGAN: sum over sub-discriminators of ``mean((1 - D(y))^2) + mean(D(y_hat)^2)``; a scalar.
+
+    ``fake`` should come from the generator's output detached, so only the discriminator learns.
+    """
+    _check_pair(real, fake)
+    total = real.logits[0].new_zeros((), dtype=torch.float)
+    for real_logits, fake_logits in zip(real.logits, fake.logits, strict=True):
+        total = total + torch.mean((1.0 - real_logits.float()) ** 2) + torch.mean(fake_logits.float() ** 2)
+    return total
+
+
+def generator_adversarial_loss(fake: DiscriminatorOutput) -> torch.Tensor:
+    """LSGAN: sum over sub-discriminators of ``mean((1 - D(y_hat))^2)``; a scalar."""
+    if not fake.logits:
+        raise ValueError("discriminator output: no sub-discriminators")
+    total = fake.logits[0].new_zeros((), dtype=torch.float)
+    for logits in fake.logits:
+        total = total + torch.mean((1.0 - logits.float()) ** 2)
+    return total
+
+
+def feature_matching_loss(
+    real: DiscriminatorOutput, fake: DiscriminatorOutput, scale: float = FEATURE_MATCHING_SCALE
+) -> torch.Tensor:
+    """``scale`` x the sum over sub-discriminators and layers (conv_post included) of ``mean|f_real - f_fake|``.
+
+    The real activations are targets: they are detached, so no gradient reaches the discriminator
+    through them whether or not its parameters are frozen.
+    """
+    _check_pair(real, fake)
+    total = fake.logits[0].new_zeros((), dtype=torch.float)
+    for real_maps, fake_maps in zip(real.features, fake.features, strict=True):
+        if len(real_maps) != len(fake_maps):
+            raise ValueError(f"feature maps: {len(real_maps)} real against {len(fake_maps)} fake")
+        for real_map, fake_map in zip(real_maps, fake_maps, strict=True):
+            total = total + F.l1_loss(fake_map.float(), real_map.detach().float())
+    return scale * total
+
+
+def mel_loss(mel_real: torch.Tensor, mel_fake: torch.Tensor, scale: float = MEL_LOSS_SCALE) -> torch.Tensor:
+    """``scale`` x the mean absolute difference of two log-mels of the same shape ``(B, n_mels, T)``."""
+    if mel_real.shape != mel_fake.shape:
+        raise ValueError(f"mel shapes differ: real {tuple(mel_real.shape)}, fake {tuple(mel_fake.shape)}")
+    return scale * F.l1_loss(mel_fake.float(), mel_real.float())
+
+
+@dataclass
+class GeneratorLosses:
+    """The generator's objective and its parts (scalars).
+
+    Attributes:
+        total: ``adversarial + feature_matching + mel`` (what is backpropagated).
+        adversarial: MPD + MSD LSGAN terms.
+        feature_matching: MPD + MSD feature matching, x2 included.
+        mel: 45 x L1 of the loss mels.
+    """
+
+    total: torch.Tensor
+    adversarial: torch.Tensor
+    feature_matching: torch.Tensor
+    mel: torch.Tensor
+
+
+def generator_losses(
+    real: Sequence[DiscriminatorOutput],
+    fake: Sequence[DiscriminatorOutput],
+    mel_real: torch.Tensor,
+    mel_fake: torch.Tensor,
+    *,
+    mel_scale: float = MEL_LOSS_SCALE,
+    feature_matching_scale: float = FEATURE_MATCHING_SCALE,
+) -> GeneratorLosses:
+    """The generator's objective over several discriminator families (e.g. ``[mpd, msd]``).
+
+    Args:
+        real: Each family's output on the real audio (same order as ``fake``).
+        fake: Each family's output on the generated audio (not detached).
+        mel_real: ``(B, n_mels, T)`` loss mel of the real audio.
+        mel_fake: ``(B, n_mels, T)`` loss mel of the generated audio.
+    """
+    if len(real) != len(fake) or not fake:
+        raise ValueError(f"expected one real output per fake output, got {len(real)} and {len(fake)}")
+    adversarial = sum((generator_adversarial_loss(f) for f in fake), start=mel_fake.new_zeros((), dtype=torch.float))
+    matching = sum(
+        (feature_matching_loss(r, f, feature_matching_scale) for r, f in zip(real, fake, strict=True)),
+        start=mel_fake.new_zeros((), dtype=torch.float),
+    )
+    mel = mel_loss(mel_real, mel_fake, mel_scale)
+    return GeneratorLosses(
+        total=adversarial + matching + mel, adversarial=adversarial, feature_matching=matching, mel=mel
+    )
+
+
+def _check_pair(real: DiscriminatorOutput, fake: DiscriminatorOutput) -> None:
+    if len(real.logits) != len(fake.logits):
+        raise ValueError(f"sub-discriminators: {len(real.logits)} real outputs against {len(fake.logits)} fake")
+    if not real.logits:
+        raise ValueError("discriminator output: no sub-discriminators")

@@ -1,0 +1,168 @@
+"""Train the HiFi-GAN vocoder on audio segments (NVIDIA's recipe), one process per GPU or on the CPU.
+
+Reads the train/val manifests; writes ``model.pt`` (generator weights with weight norm, generator
+config, step, audio section; :func:`tts_pipeline.training.hifigan.load_generator` rebuilds it) and
+``metrics.json``. Launch with ``torchrun --standalone --nproc_per_node=N -m tts_pipeline train_hifigan
+...`` for N GPUs (``tts-pipeline lease-gpus --count N --stage -- train_hifigan ...`` does that inside a
+GPU lease), or as a plain command on the CPU. Resumable: checkpoints go to ``--work-dir`` every
+``hifigan.checkpoint_every_n_epochs`` epochs and when training stops; a rerun continues from the
+newest one (in the same MLflow run) unless the settings that shape training changed.
+
+Fine-tuning mode: ``--init-from`` (a checkpoint file or folder of this stage, or a model file) starts
+from those weights with the learning rate multiplied once by ``hifigan.fine_tune_lr_factor``;
+``--mels-dir`` makes the generator input the ``<id>.npy`` mels of that folder instead of mels
+computed from the audio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline.stages.common import add_section_argument, load_section, log_every_n_steps, tracked
+
+log = logging.getLogger(__name__)
+
+STAGE = "train_hifigan"
+SECTION_KEYS = ("hifigan", "audio")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_section_argument(parser)
+    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.{train,val}.jsonl")
+    parser.add_argument("--work-dir", type=Path, required=True, help="resumable checkpoints (R/work/train_hifigan)")
+    parser.add_argument("--model", type=Path, required=True, help="model.pt to write")
+    parser.add_argument("--metrics", type=Path, required=True, help="metrics.json to write")
+    parser.add_argument(
+        "--gpus",
+        type=int,
+        default=None,
+        help="0 = train on the CPU; default hifigan.gpus (processes come from torchrun, one per GPU)",
+    )
+    parser.add_argument(
+        "--init-from",
+        type=Path,
+        default=None,
+        help="fine-tune: start from this checkpoint (file or folder) or model file, lr x fine_tune_lr_factor",
+    )
+    parser.add_argument(
+        "--mels-dir", type=Path, default=None, help="fine-tune: generator input mels <id>.npy from this folder"
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.config import AudioConfig, HiFiGANConfig, parse_section
+    from tts_pipeline.data.manifest import manifest_path, read_manifest
+    from tts_pipeline.files import write_json
+    from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
+    from tts_pipeline.training import hifigan as trainer
+    from tts_pipeline.training.checkpoint import CheckpointManager
+    from tts_pipeline.training.distributed import distributed_session
+
+    payload = load_section(args, *SECTION_KEYS)
+    cfg: HiFiGANConfig = parse_section(HiFiGANConfig, payload["hifigan"], "hifigan")
+    audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
+    _check_agreement(cfg, audio)
+    log_every = log_every_n_steps()
+    gpus = cfg.gpus if args.gpus is None else args.gpus
+
+    with distributed_session(gpus, what="hifigan.gpus") as context:
+        if not context.is_main:
+            # Every rank computes the same figures; one copy of the progress lines is enough.
+            logging.getLogger("tts_pipeline").setLevel(logging.WARNING)
+        train_records = read_manifest(manifest_path(args.manifest_dir, "train"))
+        val_records = read_manifest(manifest_path(args.manifest_dir, "val"))
+        if not train_records:
+            raise _error(f"train_hifigan: the train manifest in {args.manifest_dir} lists no utterances")
+
+        def segments(records: list[dict[str, Any]], **options: Any) -> Any:
+            if args.mels_dir is not None:
+                return MelAudioSegments(records, audio, cfg.segment_size, args.mels_dir, **options)
+            return AudioSegments(records, audio, cfg.segment_size, **options)
+
+        train_set = segments(train_records)
+        val_set = (
+            segments(val_records, fixed_segments_seed=cfg.seed, repeats=cfg.validation_repeats) if val_records else None
+        )
+        manager = CheckpointManager(
+            args.work_dir,
+            trainer.resume_hash(payload["hifigan"], payload["audio"], init_from=args.init_from, mels_dir=args.mels_dir),
+            keep=cfg.keep_checkpoints,
+        )
+        # Rank 0 looks first: it may move checkpoints of another config aside before the others look.
+        checkpoint = manager.latest() if context.is_main else None
+        context.barrier()
+        if not context.is_main:
+            checkpoint = manager.latest()
+        init = trainer.load_init(args.init_from) if args.init_from is not None and checkpoint is None else None
+
+        tags = {
+            "device": str(context.device),
+            "world_size": str(context.world_size),
+            "mode": "fine-tune" if args.init_from or args.mels_dir else "base",
+        }
+        with tracked(
+            STAGE,
+            payload,
+            dataset=args.manifest_dir.resolve().parent.name,
+            tags=tags,
+            run_id=checkpoint.run_id if checkpoint else None,
+        ) as run_log:
+            clips = []
+            if context.is_main and run_log.active and cfg.n_samples > 0:
+                clips = trainer.load_sample_clips(val_records, audio, cfg.n_samples, args.mels_dir)
+            result = trainer.train_hifigan(
+                cfg,
+                audio,
+                train_set,
+                val_set,
+                manager=manager,
+                context=context,
+                checkpoint=checkpoint,
+                init=init,
+                sink=run_log,
+                run_id=run_log.run_id,
+                log_every=log_every,
+                sample_clips=clips,
+            )
+            if context.is_main:
+                trainer.save_generator(args.model, result, audio)
+                write_json(args.metrics, result.metrics)
+                final = {key: value for key, value in result.metrics.items() if key.startswith("val_")}
+                final = {key: value for key, value in final.items() if value is not None}
+                run_log.log_metrics(final, step=result.step)
+                run_log.log_artifact(args.metrics)
+                log.info(
+                    "train_hifigan: step %s, epoch %s, val mel loss %s -> %s, %s frames/s",
+                    result.step,
+                    result.epoch,
+                    _fmt(result.metrics.get("val_loss_mel_start")),
+                    _fmt(result.metrics.get("val_loss_mel")),
+                    _fmt(result.metrics.get("frames_per_s")),
+                )
+        context.barrier()
+
+
+def _check_agreement(cfg: Any, audio: Any) -> None:
+    """The cross-section rules of the full config, for a stage run by hand with its own JSON."""
+    product = 1
+    for rate in cfg.upsample_rates:
+        product *= rate
+    if product != audio.hop_length:
+        raise _error(
+            f"hifigan.upsample_rates: their product ({product}) must equal audio.hop_length ({audio.hop_length})"
+        )
+    if cfg.segment_size % audio.hop_length:
+        raise _error(f"hifigan.segment_size: expected a multiple of audio.hop_length ({audio.hop_length})")
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _error(message: str) -> Exception:
+    from tts_pipeline.errors import UserError
+
+    return UserError(message)

@@ -1,0 +1,1122 @@
+"""HiFi-GAN training (NVIDIA's recipe, reference 2.5-2.10): GAN step with gradient accumulation, DDP,
+AMP, validation, audio samples, resumable checkpoints, and fine-tuning from an earlier model.
+
+One optimiser step covers ``global_batch_size`` items: ``k = global / (processes x batch_size)``
+micro-batches per process (:func:`tts_pipeline.training.engine.accumulation_steps`).
+
+1. Discriminators: for each micro-batch, the generator's output (autograd on only for the last
+   micro-batch, whose output the generator phase reuses) goes through MPD + MSD, detached, in one
+   batch with the real audio; ``loss_D / k`` is backpropagated; one optimiser step after the k-th.
+2. Generator: discriminator parameters frozen (``requires_grad`` off), micro-batches in reverse
+   order: the last one reuses its output, the others recompute it (the generator is deterministic,
+   so the recomputed output is the one the discriminators saw). ``(adv + fm + 45 mel) / k`` is
+   backpropagated per micro-batch; one optimiser step.
+
+Under DDP only the final backward of each phase all-reduces (``no_sync`` before it), so k
+micro-batches on one GPU and k GPUs with one micro-batch each give the same update. For the same
+reason MSD's spectral norm runs its power iteration once per optimiser step (on the first
+discriminator call; SN-GAN's rule) rather than once per call, a count that grows with k.
+
+The loss mels are computed in fp32 whatever the AMP mode (:class:`tts_pipeline.audio.MelSpectrogram`
+turns autocast off). The input mel is computed on the device from the audio segment in base
+training, and read from the mels folder (FastPitch's teacher-forced mels) when fine-tuning.
+
+Learning rate: one ExponentialLR per optimiser, stepped once per epoch, so epoch ``e`` (from 1) runs
+at ``lr x lr_decay^(e-1)`` as in the recipe. NVIDIA saves a checkpoint *before* that step and
+steps on resume; here the epoch-end checkpoint is taken just after it and records the start of the
+next epoch (``epoch + 1``, batch 0), which gives the same trajectory with no special case on resume.
+Checkpoints are taken every ``checkpoint_every_n_epochs`` epochs and when training stops (possibly
+mid-epoch, with ``max_steps``); a resumed run continues at the next batch of the same epoch order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, Subset
+
+from tts_pipeline.audio import MelSpectrogram, load_wav
+from tts_pipeline.config import AudioConfig, HiFiGANConfig, config_hash
+from tts_pipeline.errors import UserError
+from tts_pipeline.models.hifigan import (
+    DiscriminatorOutput,
+    Generator,
+    MultiPeriodDiscriminator,
+    MultiScaleDiscriminator,
+    discriminator_loss,
+    generator_losses,
+)
+from tts_pipeline.training.checkpoint import (
+    CHECKPOINT_FORMAT,
+    Checkpoint,
+    CheckpointManager,
+    load_checkpoint,
+    load_model_file,
+    restore_rng_state,
+    save_model_file,
+)
+from tts_pipeline.training.distributed import DistributedContext
+from tts_pipeline.training.engine import (
+    Precision,
+    RunningMeans,
+    ThroughputMeter,
+    accumulation_steps,
+    check_finite,
+    learning_rate,
+    nvidia_frames_per_s,
+    resolve_precision,
+    scale_learning_rate,
+    seed_everything,
+)
+
+log = logging.getLogger(__name__)
+
+STAGE = "train_hifigan"
+# Settings that change how long, where or how often-observed training runs, not the weights'
+# trajectory. batch_size and gpus only split the fixed global batch differently (same updates).
+RESUME_NEUTRAL_KEYS = (
+    "epochs",
+    "max_steps",
+    "checkpoint_every_n_epochs",
+    "keep_checkpoints",
+    "num_workers",
+    "gpus",
+    "batch_size",
+    "validation_every_n_epochs",
+    "validation_repeats",
+    "samples_every_n_epochs",
+    "n_samples",
+)
+DIVERGED_HINT = "Try a lower hifigan.learning_rate, or amp: off / bf16 instead of fp16."
+LOSS_NAMES = ("loss_discrim", "loss_gen", "loss_mel", "loss_adv", "loss_fm")
+
+
+class ArtifactSink(Protocol):
+    """A tracking run (:class:`tts_pipeline.tracking.StageRun`): metrics and files."""
+
+    @property
+    def active(self) -> bool: ...
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
+
+    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None: ...
+
+
+def resume_hash(
+    hifigan: Mapping[str, Any],
+    audio: Mapping[str, Any],
+    *,
+    init_from: str | Path | None = None,
+    mels_dir: str | Path | None = None,
+) -> str:
+    """Hash of everything that shapes the weights' trajectory; checkpoints of another hash are not resumed."""
+    trajectory = {key: value for key, value in hifigan.items() if key not in RESUME_NEUTRAL_KEYS}
+    payload = {
+        "hifigan": trajectory,
+        "audio": dict(audio),
+        "init_from": str(init_from) if init_from is not None else None,
+        "mels_dir": str(mels_dir) if mels_dir is not None else None,
+    }
+    return config_hash(payload)
+
+
+# --------------------------------------------------------------------------------------------------
+# models and state
+# --------------------------------------------------------------------------------------------------
+
+
+class DiscriminatorsOutput(NamedTuple):
+    """Both discriminator families' verdicts on one batch."""
+
+    mpd: DiscriminatorOutput
+    msd: DiscriminatorOutput
+
+
+class Discriminators(nn.Module):
+    """MPD and MSD as one module: one DDP wrapper, one optimiser, one call per batch."""
+
+    def __init__(self, mpd: MultiPeriodDiscriminator, msd: MultiScaleDiscriminator) -> None:
+        super().__init__()
+        self.mpd = mpd
+        self.msd = msd
+
+    def forward(self, audio: torch.Tensor) -> DiscriminatorsOutput:
+        """``(B, 1, N)`` audio -> both families' logits and feature maps."""
+        return DiscriminatorsOutput(mpd=self.mpd(audio), msd=self.msd(audio))
+
+
+def split_output(output: DiscriminatorOutput, first: int) -> tuple[DiscriminatorOutput, DiscriminatorOutput]:
+    """Split a discriminator output on a concatenated batch into items ``[:first]`` and ``[first:]``."""
+
+    def part(piece: slice) -> DiscriminatorOutput:
+        return DiscriminatorOutput(
+            logits=[logits[piece] for logits in output.logits],
+            features=[[fmap[piece] for fmap in maps] for maps in output.features],
+        )
+
+    return part(slice(None, first)), part(slice(first, None))
+
+
+def build_models(cfg: HiFiGANConfig, n_mels: int, device: torch.device) -> tuple[Generator, Discriminators]:
+    """Fresh generator and discriminators, initialised from ``cfg.seed`` (the same on every rank)."""
+    torch.manual_seed(cfg.seed)
+    generator = Generator(cfg, n_mels).to(device)
+    discriminators = Discriminators(
+        MultiPeriodDiscriminator(cfg.mpd_periods, cfg.discriminator_channels_scale),
+        MultiScaleDiscriminator(cfg.discriminator_channels_scale),
+    ).to(device)
+    return generator, discriminators
+
+
+@dataclass
+class HiFiGANState:
+    """Everything a step changes, and what a checkpoint stores.
+
+    Attributes:
+        step: Optimiser steps done.
+        epoch: Current epoch, from 1.
+        batch_in_epoch: Optimiser steps of ``epoch`` already done.
+        history: One dict per finished epoch (and one for the validation before training, epoch 0).
+    """
+
+    generator: Generator
+    discriminators: Discriminators
+    optim_g: torch.optim.AdamW
+    optim_d: torch.optim.AdamW
+    scaler_g: torch.amp.GradScaler
+    scaler_d: torch.amp.GradScaler
+    sched_g: torch.optim.lr_scheduler.ExponentialLR | None = None
+    sched_d: torch.optim.lr_scheduler.ExponentialLR | None = None
+    step: int = 0
+    epoch: int = 1
+    batch_in_epoch: int = 0
+    history: list[dict[str, float]] = field(default_factory=list)
+
+    def make_schedulers(self, gamma: float) -> None:
+        """(Re)create the per-epoch ExponentialLR schedulers from the optimisers' current lr."""
+        self.sched_g = torch.optim.lr_scheduler.ExponentialLR(self.optim_g, gamma=gamma)
+        self.sched_d = torch.optim.lr_scheduler.ExponentialLR(self.optim_d, gamma=gamma)
+
+    def states(self) -> dict[str, Any]:
+        """Named objects for :meth:`CheckpointManager.save`."""
+        assert self.sched_g is not None and self.sched_d is not None
+        return {
+            "generator": self.generator,
+            "mpd": self.discriminators.mpd,
+            "msd": self.discriminators.msd,
+            "optim_g": self.optim_g,
+            "optim_d": self.optim_d,
+            "scaler_g": self.scaler_g,
+            "scaler_d": self.scaler_d,
+            "sched_g": self.sched_g,
+            "sched_d": self.sched_d,
+        }
+
+
+def build_state(cfg: HiFiGANConfig, n_mels: int, precision: Precision) -> HiFiGANState:
+    """Fresh models, one AdamW for G and one for MPD + MSD together, two gradient scalers, schedulers."""
+    generator, discriminators = build_models(cfg, n_mels, precision.device)
+    options = {"lr": cfg.learning_rate, "betas": tuple(cfg.adam_betas), "weight_decay": cfg.weight_decay}
+    state = HiFiGANState(
+        generator=generator,
+        discriminators=discriminators,
+        optim_g=torch.optim.AdamW(generator.parameters(), **options),
+        optim_d=torch.optim.AdamW(discriminators.parameters(), **options),
+        scaler_g=precision.grad_scaler(),
+        scaler_d=precision.grad_scaler(),
+    )
+    state.make_schedulers(cfg.lr_decay)
+    return state
+
+
+def restore_state(state: HiFiGANState, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
+    """Load a checkpoint of this trainer into ``state`` (weights, optimisers, scalers, schedulers, counters)."""
+    states = checkpoint.states
+    state.generator.load_state_dict(states["generator"])
+    state.discriminators.mpd.load_state_dict(states["mpd"])
+    state.discriminators.msd.load_state_dict(states["msd"])
+    state.optim_g.load_state_dict(states["optim_g"])
+    state.optim_d.load_state_dict(states["optim_d"])
+    for name in ("scaler_g", "scaler_d"):
+        if states.get(name):  # a disabled scaler saves an empty dict
+            getattr(state, name).load_state_dict(states[name])
+    assert state.sched_g is not None and state.sched_d is not None
+    state.sched_g.load_state_dict(states["sched_g"])
+    state.sched_d.load_state_dict(states["sched_d"])
+    state.step = checkpoint.step
+    state.epoch = checkpoint.epoch
+    state.batch_in_epoch = int(checkpoint.extra.get("batch_in_epoch", 0))
+    state.history = list(checkpoint.extra.get("history", []))
+    if restore_rng:
+        restore_rng_state(checkpoint.rng)
+
+
+def save_state(
+    manager: CheckpointManager, state: HiFiGANState, run_id: str | None, extra: Mapping[str, Any] | None = None
+) -> Path:
+    return manager.save(
+        state.step,
+        state.epoch,
+        state.states(),
+        run_id=run_id,
+        extra={
+            "batch_in_epoch": state.batch_in_epoch,
+            "history": state.history,
+            "generator_config": state.generator.model_config(),
+            **(extra or {}),
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# fine-tuning initialisation
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InitWeights:
+    """Weights to start fine-tuning from (a checkpoint of this trainer, or a model file).
+
+    Attributes:
+        path: The file they came from.
+        generator: Generator state dict.
+        generator_config: Its ``model_config()``, when the file records it.
+        mpd, msd: Discriminator state dicts (checkpoints only).
+        optim_g, optim_d: Optimiser states (checkpoints only; their lr is the source's current lr).
+        learning_rate: The source's generator lr, when known without optimiser states.
+        step: The source's step.
+    """
+
+    path: Path
+    generator: dict[str, torch.Tensor]
+    generator_config: dict[str, Any] | None = None
+    mpd: dict[str, Any] | None = None
+    msd: dict[str, Any] | None = None
+    optim_g: dict[str, Any] | None = None
+    optim_d: dict[str, Any] | None = None
+    learning_rate: float | None = None
+    step: int = 0
+
+
+def load_init(path: str | Path) -> InitWeights:
+    """Read what fine-tuning starts from: a checkpoint file, a checkpoint folder (its newest loadable
+    ``step-*.pt``) or a model file (generator only). Raises UserError naming the path."""
+    path = Path(path)
+    if path.is_dir():
+        candidates = sorted(path.glob("step-*.pt"))
+        for candidate in reversed(candidates):
+            try:
+                return _init_from_checkpoint(load_checkpoint(candidate))
+            except Exception as error:
+                log.warning("checkpoint %s does not load (%s); trying the previous one", candidate, error)
+        raise UserError(f"--init-from {path}: no loadable checkpoint (step-*.pt) in the folder")
+    if not path.is_file():
+        raise UserError(f"--init-from {path}: no such file or folder")
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT and "states" in payload:
+        return _init_from_checkpoint(load_checkpoint(path))
+    model = load_model_file(path)
+    return InitWeights(
+        path=path,
+        generator=model.state_dict,
+        generator_config=model.model_config,
+        learning_rate=model.extra.get("learning_rate"),
+        step=model.step,
+    )
+
+
+def _init_from_checkpoint(checkpoint: Checkpoint) -> InitWeights:
+    states = checkpoint.states
+    if "generator" not in states:
+        raise UserError(f"{checkpoint.path}: not a HiFi-GAN checkpoint (no generator)")
+    return InitWeights(
+        path=checkpoint.path,
+        generator=states["generator"],
+        generator_config=checkpoint.extra.get("generator_config"),
+        mpd=states.get("mpd"),
+        msd=states.get("msd"),
+        optim_g=states.get("optim_g"),
+        optim_d=states.get("optim_d"),
+        step=checkpoint.step,
+    )
+
+
+def apply_init(state: HiFiGANState, init: InitWeights, cfg: HiFiGANConfig) -> None:
+    """Start fine-tuning from ``init``: its weights (discriminators when present, fresh otherwise),
+    its optimiser states when present, and the learning rate multiplied once by ``fine_tune_lr_factor``.
+
+    Without optimiser states the starting lr is the source's (model-file record) or ``learning_rate``,
+    times the factor.
+    """
+    expected = state.generator.model_config()
+    if init.generator_config is not None and dict(init.generator_config) != expected:
+        raise UserError(
+            f"--init-from {init.path}: its generator config {init.generator_config} differs from the hifigan "
+            f"section's {expected}"
+        )
+    try:
+        state.generator.load_state_dict(init.generator)
+    except RuntimeError as error:
+        raise UserError(f"--init-from {init.path}: generator weights do not fit ({error})") from None
+    with_discriminators = init.mpd is not None and init.msd is not None
+    if with_discriminators:
+        try:
+            state.discriminators.mpd.load_state_dict(init.mpd)
+            state.discriminators.msd.load_state_dict(init.msd)
+        except RuntimeError as error:
+            raise UserError(f"--init-from {init.path}: discriminator weights do not fit ({error})") from None
+    else:
+        log.warning("--init-from %s has no discriminators; they start from scratch", init.path)
+    base_lr = init.learning_rate if init.learning_rate is not None else cfg.learning_rate
+    if init.optim_g is not None:
+        state.optim_g.load_state_dict(init.optim_g)
+    else:
+        _set_learning_rate(state.optim_g, base_lr)
+    if with_discriminators and init.optim_d is not None:
+        state.optim_d.load_state_dict(init.optim_d)
+    else:
+        _set_learning_rate(state.optim_d, learning_rate(state.optim_g))
+    scale_learning_rate(state.optim_g, cfg.fine_tune_lr_factor)
+    scale_learning_rate(state.optim_d, cfg.fine_tune_lr_factor)
+    state.make_schedulers(cfg.lr_decay)
+    log.info(
+        "fine-tuning from %s (step %s): lr %.3g (x%g)",
+        init.path,
+        init.step,
+        learning_rate(state.optim_g),
+        cfg.fine_tune_lr_factor,
+    )
+
+
+def _set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:
+    for group in optimizer.param_groups:
+        group["lr"] = value
+
+
+# --------------------------------------------------------------------------------------------------
+# one optimiser step
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MicroBatch:
+    """One micro-batch on the device.
+
+    Attributes:
+        audio: ``(B, segment_size)`` real audio.
+        mel: ``(B, n_mels, segment_size / hop)`` generator input.
+        loss_mel: ``(B, n_mels, segment_size / hop)`` loss mel of the real audio (fp32).
+    """
+
+    audio: torch.Tensor
+    mel: torch.Tensor
+    loss_mel: torch.Tensor
+
+    @property
+    def size(self) -> int:
+        return int(self.audio.shape[0])
+
+
+@dataclass
+class Runtime:
+    """What a step needs besides the state: wrapped models, precision, mel functions, processes."""
+
+    context: DistributedContext
+    precision: Precision
+    generator: nn.Module  # the generator, inside DDP when several processes train
+    discriminators: nn.Module
+    input_mel: MelSpectrogram
+    loss_mel: MelSpectrogram
+    accumulation: int
+
+    def prepare(self, batch: Mapping[str, Any]) -> MicroBatch:
+        """A collated batch (``audio`` and, when fine-tuning, ``mel``) moved to the device, with its mels."""
+        device = self.context.device
+        audio = batch["audio"].to(device, non_blocking=True).float()
+        with torch.no_grad():
+            mel = batch["mel"].to(device, non_blocking=True).float() if "mel" in batch else self.input_mel(audio)
+            loss_mel = self.loss_mel(audio)
+        return MicroBatch(audio=audio, mel=mel, loss_mel=loss_mel)
+
+
+def _no_sync(module: nn.Module, skip_sync: bool) -> contextlib.AbstractContextManager[Any]:
+    """DDP's ``no_sync`` when asked and the module is wrapped; nothing otherwise."""
+    if skip_sync and hasattr(module, "no_sync"):
+        return module.no_sync()
+    return contextlib.nullcontext()
+
+
+def _set_requires_grad(module: nn.Module, flag: bool) -> None:
+    for parameter in module.parameters():
+        parameter.requires_grad_(flag)
+
+
+def train_step(state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch]) -> dict[str, float]:
+    """One optimiser step of D then G over ``micro_batches`` (see the module docstring).
+
+    Returns the step's losses averaged over micro-batches and processes (``LOSS_NAMES``); the caller
+    checks them with the NaN guard (every rank gets the same values, so every rank stops alike).
+    """
+    k = len(micro_batches)
+    if k == 0:
+        raise ValueError("train_step: no micro-batches")
+    sums = torch.zeros(len(LOSS_NAMES), dtype=torch.float64, device=runtime.context.device)
+
+    with contextlib.ExitStack() as power_iteration:
+        kept = _discriminator_phase(state, runtime, micro_batches, sums, power_iteration)
+        _generator_phase(state, runtime, micro_batches, sums, kept)
+
+    totals = runtime.context.all_reduce_sum(sums).tolist()
+    scale = 1.0 / (k * runtime.context.world_size)
+    return {name: value * scale for name, value in zip(LOSS_NAMES, totals, strict=True)}
+
+
+def _discriminator_phase(
+    state: HiFiGANState,
+    runtime: Runtime,
+    micro_batches: Sequence[MicroBatch],
+    sums: torch.Tensor,
+    power_iteration: contextlib.ExitStack,
+) -> torch.Tensor:
+    """D's update; returns the generator's output of the last micro-batch, with autograd."""
+    k = len(micro_batches)
+    autocast = runtime.precision.autocast
+    g_ddp, d_ddp = runtime.generator, runtime.discriminators
+    state.optim_d.zero_grad(set_to_none=True)
+    kept: torch.Tensor | None = None
+    for index, batch in enumerate(micro_batches):
+        last = index == k - 1
+        if last:
+            # Kept with autograd for the generator phase. With k > 1 its backward must not all-reduce:
+            # the generator phase's final backward (of micro-batch 0) does that for all of them.
+            with _no_sync(g_ddp, k > 1), autocast():
+                fake = g_ddp(batch.mel)
+            kept = fake
+        else:
+            with torch.no_grad(), autocast():
+                fake = state.generator(batch.mel)
+        with _no_sync(d_ddp, not last), autocast():
+            verdict = d_ddp(torch.cat([batch.audio.unsqueeze(1), fake.detach().to(batch.audio.dtype)], dim=0))
+            loss_d = torch.zeros((), device=batch.audio.device)
+            for family in verdict:
+                real, generated = split_output(family, batch.size)
+                loss_d = loss_d + discriminator_loss(real, generated)
+        if index == 0:
+            # One power iteration per optimiser step (SN-GAN's rule), on the first call only: the
+            # number of discriminator calls grows with k, and the update must not depend on k.
+            power_iteration.enter_context(_spectral_norm_frozen(state.discriminators))
+        state.scaler_d.scale(loss_d / k).backward()
+        sums[0] += loss_d.detach().double()
+    state.scaler_d.step(state.optim_d)
+    state.scaler_d.update()
+    assert kept is not None
+    return kept
+
+
+def _generator_phase(
+    state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch], sums: torch.Tensor, kept: torch.Tensor
+) -> None:
+    """G's update, discriminators frozen, micro-batches in reverse (the last reuses its output)."""
+    k = len(micro_batches)
+    autocast = runtime.precision.autocast
+    g_ddp, discriminators = runtime.generator, state.discriminators
+    state.optim_g.zero_grad(set_to_none=True)
+    _set_requires_grad(discriminators, False)
+    try:
+        for order, index in enumerate(reversed(range(k))):
+            batch = micro_batches[index]
+            final = order == k - 1
+            with _no_sync(g_ddp, not final):
+                if index == k - 1:
+                    fake = kept
+                else:
+                    with autocast():
+                        fake = g_ddp(batch.mel)
+                fake_mel = runtime.loss_mel(fake.squeeze(1).float())
+                with autocast():
+                    fake_verdict = discriminators(fake)
+                    with torch.no_grad():
+                        real_verdict = discriminators(batch.audio.unsqueeze(1))
+                    losses = generator_losses(list(real_verdict), list(fake_verdict), batch.loss_mel, fake_mel)
+                state.scaler_g.scale(losses.total / k).backward()
+            sums[1] += losses.total.detach().double()
+            sums[2] += losses.mel.detach().double()
+            sums[3] += losses.adversarial.detach().double()
+            sums[4] += losses.feature_matching.detach().double()
+    finally:
+        _set_requires_grad(discriminators, True)
+    state.scaler_g.step(state.optim_g)
+    state.scaler_g.update()
+
+
+@contextlib.contextmanager
+def _spectral_norm_frozen(module: nn.Module) -> Iterator[None]:
+    """Spectral norms of ``module`` use their stored singular vectors (no power iteration) in the block."""
+    norms = [m for m in module.modules() if hasattr(m, "n_power_iterations") and hasattr(m, "_u")]
+    modes = [m.training for m in norms]
+    for norm in norms:
+        norm.train(False)
+    try:
+        yield
+    finally:
+        for norm, mode in zip(norms, modes, strict=True):
+            norm.train(mode)
+
+
+# --------------------------------------------------------------------------------------------------
+# validation and samples
+# --------------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def evaluate(state: HiFiGANState, runtime: Runtime, loader: DataLoader) -> dict[str, float]:
+    """Validation losses on the fixed segments (each rank its shard, averaged over all items):
+    ``val_loss_mel`` (45 x L1), ``val_loss_discrim``, ``val_loss_gen``. Models in eval mode, so the
+    spectral norm's power iteration does not move and validation leaves training untouched."""
+    generator, discriminators = state.generator, state.discriminators
+    modes = generator.training, discriminators.training
+    generator.eval()
+    discriminators.eval()
+    sums = [0.0, 0.0, 0.0, 0.0]  # mel, discrim, gen, items
+    autocast = runtime.precision.autocast
+    for raw in loader:
+        batch = runtime.prepare(raw)
+        with autocast():
+            fake = generator(batch.mel)
+        fake_mel = runtime.loss_mel(fake.squeeze(1).float())
+        with autocast():
+            verdict = discriminators(torch.cat([batch.audio.unsqueeze(1), fake.to(batch.audio.dtype)], dim=0))
+            pairs = [split_output(family, batch.size) for family in verdict]
+            loss_d = sum(float(discriminator_loss(real, generated)) for real, generated in pairs)
+            losses = generator_losses([r for r, _ in pairs], [g for _, g in pairs], batch.loss_mel, fake_mel)
+        sums[0] += float(losses.mel) * batch.size
+        sums[1] += loss_d * batch.size
+        sums[2] += float(losses.total) * batch.size
+        sums[3] += batch.size
+    generator.train(modes[0])
+    discriminators.train(modes[1])
+    mel, discrim, gen, items = runtime.context.sum_floats(sums)
+    if not items:
+        return {}
+    return {"val_loss_mel": mel / items, "val_loss_discrim": discrim / items, "val_loss_gen": gen / items}
+
+
+@dataclass
+class SampleClip:
+    """A whole validation utterance for listening: ``audio`` float32 ``(N,)``, ``mel`` ``(n_mels, N // hop)``."""
+
+    id: str
+    audio: np.ndarray
+    mel: torch.Tensor
+
+
+def load_sample_clips(
+    records: Sequence[Mapping[str, Any]], audio_cfg: AudioConfig, count: int, mels_dir: Path | None = None
+) -> list[SampleClip]:
+    """The first ``count`` utterances of ``records`` with their generator input mels (computed by the
+    one mel function, or read from ``mels_dir`` when fine-tuning)."""
+    mel_fn = MelSpectrogram(audio_cfg)
+    clips = []
+    for record in list(records)[:count]:
+        audio = load_wav(record["wav"], audio_cfg.sampling_rate, audio_cfg.max_wav_value)
+        if mels_dir is not None:
+            mel = torch.from_numpy(np.load(Path(mels_dir) / f"{record['id']}.npy").astype(np.float32))
+        else:
+            mel = mel_fn(torch.from_numpy(audio))
+        clips.append(SampleClip(id=str(record["id"]), audio=audio, mel=mel))
+    return clips
+
+
+@torch.no_grad()
+def log_samples(
+    generator: Generator,
+    clips: Sequence[SampleClip],
+    audio_cfg: AudioConfig,
+    sink: ArtifactSink,
+    epoch: int,
+    *,
+    with_ground_truth: bool,
+) -> None:
+    """Synthesise each clip whole (batch 1, eval mode) and log the WAV and a mel-spectrogram PNG
+    (generated over ground truth) under ``samples/epoch_<E>/``; the ground-truth WAVs once under
+    ``samples/ground_truth/``."""
+    import soundfile as sf
+
+    from tts_pipeline import plots
+
+    device = next(generator.parameters()).device
+    mel_fn = MelSpectrogram(audio_cfg)
+    was_training = generator.training
+    generator.eval()
+    frame_period = audio_cfg.hop_length / audio_cfg.sampling_rate
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for clip in clips:
+            audio = generator(clip.mel.unsqueeze(0).to(device)).squeeze().float().cpu()
+            wav = folder / f"{clip.id}.wav"
+            sf.write(wav, audio.numpy(), audio_cfg.sampling_rate, subtype="PCM_16")
+            sink.log_artifact(wav, f"samples/epoch_{epoch:05d}")
+            figure = plots.mel_comparison(
+                clip.mel.numpy(), mel_fn(audio).numpy(), frame_period, title=f"{clip.id}, epoch {epoch}"
+            )
+            sink.log_artifact(plots.save_figure(figure, folder / f"{clip.id}.png"), f"samples/epoch_{epoch:05d}")
+            if with_ground_truth:
+                truth = folder / "ground_truth" / f"{clip.id}.wav"
+                truth.parent.mkdir(exist_ok=True)
+                sf.write(truth, clip.audio, audio_cfg.sampling_rate, subtype="PCM_16")
+                sink.log_artifact(truth, "samples/ground_truth")
+    generator.train(was_training)
+
+
+# --------------------------------------------------------------------------------------------------
+# the loop
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainingResult:
+    """The trained generator and the figures that go into ``metrics.json``."""
+
+    generator: Generator
+    step: int
+    epoch: int
+    learning_rate: float
+    metrics: dict[str, Any]
+
+
+def _loader(
+    dataset: Dataset[Any], batch_size: int, num_workers: int, device: torch.device, **kwargs: Any
+) -> DataLoader:
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        num_workers=num_workers,
+        pin_memory=device.type == "cuda",
+        persistent_workers=num_workers > 0,
+        **kwargs,
+    )
+
+
+def _batches(loader: DataLoader, k: int) -> Iterator[list[Mapping[str, Any]]]:
+    """Groups of ``k`` consecutive batches (an incomplete last group is dropped: only full global batches)."""
+    group: list[Mapping[str, Any]] = []
+    for batch in loader:
+        group.append(batch)
+        if len(group) == k:
+            yield group
+            group = []
+
+
+def train_hifigan(
+    cfg: HiFiGANConfig,
+    audio_cfg: AudioConfig,
+    train_set: Dataset[Any],
+    val_set: Dataset[Any] | None,
+    *,
+    manager: CheckpointManager,
+    context: DistributedContext | None = None,
+    checkpoint: Checkpoint | None = None,
+    init: InitWeights | None = None,
+    sink: ArtifactSink | None = None,
+    run_id: str | None = None,
+    log_every: int = 50,
+    sample_clips: Sequence[SampleClip] = (),
+    on_checkpoint: Callable[[HiFiGANState], None] | None = None,
+) -> TrainingResult:
+    """Train (or continue) HiFi-GAN until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
+
+    Args:
+        cfg, audio_cfg: The ``hifigan`` and ``audio`` sections.
+        train_set: Items ``{"audio": (segment_size,)}`` (base) or with ``"mel"`` too (fine-tuning).
+        val_set: Fixed validation segments, same item kind; validated before training (fresh runs),
+            every ``validation_every_n_epochs`` epochs and at the end.
+        manager: Where checkpoints go (written by rank 0).
+        context: Processes and device; default a single process on the CPU.
+        checkpoint: Resume from it (``manager.latest()``), or None.
+        init: Fine-tune from these weights (ignored when resuming: the run's own checkpoint wins).
+        sink: Tracking run (rank 0): train losses every ``log_every`` steps, validation losses,
+            audio samples of ``sample_clips`` every ``samples_every_n_epochs`` epochs.
+        run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
+        on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
+
+    Returns:
+        :class:`TrainingResult`; ``metrics`` holds what ``metrics.json`` reports (step, epoch, start
+        and final validation losses, throughput, per-epoch history).
+    """
+    loop = _Loop(
+        cfg,
+        audio_cfg,
+        train_set,
+        val_set,
+        manager=manager,
+        context=context or DistributedContext(),
+        sink=sink,
+        run_id=run_id,
+        log_every=log_every,
+        sample_clips=sample_clips,
+        on_checkpoint=on_checkpoint,
+    )
+    loop.start(checkpoint, init)
+    while not loop.done() and loop.run_epoch():
+        pass
+    return loop.finish()
+
+
+class _Loop:
+    """The moving parts of one training run; :func:`train_hifigan` is the public entry."""
+
+    def __init__(
+        self,
+        cfg: HiFiGANConfig,
+        audio_cfg: AudioConfig,
+        train_set: Dataset[Any],
+        val_set: Dataset[Any] | None,
+        *,
+        manager: CheckpointManager,
+        context: DistributedContext,
+        sink: ArtifactSink | None,
+        run_id: str | None,
+        log_every: int,
+        sample_clips: Sequence[SampleClip],
+        on_checkpoint: Callable[[HiFiGANState], None] | None,
+    ) -> None:
+        self.cfg, self.audio_cfg, self.context, self.manager = cfg, audio_cfg, context, manager
+        self.train_set, self.val_set = train_set, val_set
+        self.sink = sink if context.is_main else None  # only rank 0 logs
+        self.run_id = run_id
+        self.log_every = log_every
+        self.sample_clips = sample_clips
+        self.on_checkpoint = on_checkpoint
+        device = context.device
+        self.precision = resolve_precision(cfg.amp, device, key="hifigan.amp")
+        self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section="hifigan")
+        if device.type == "cuda":
+            torch.backends.cudnn.benchmark = True  # fixed segment shapes: let cuDNN pick its fastest kernels
+        self.state = build_state(cfg, audio_cfg.n_mel_channels, self.precision)
+        # Wrapping before a checkpoint or fine-tuning weights are loaded is fine: every rank loads
+        # the same file into the wrapped modules.
+        self.runtime = Runtime(
+            context=context,
+            precision=self.precision,
+            generator=context.wrap(self.state.generator),
+            discriminators=context.wrap(self.state.discriminators),
+            input_mel=MelSpectrogram(audio_cfg),
+            loss_mel=MelSpectrogram.for_loss(audio_cfg),
+            accumulation=self.k,
+        )
+        self.frames_per_item = cfg.segment_size // audio_cfg.hop_length
+
+        self.sampler = context.sampler(train_set, seed=cfg.seed)
+        self.loader = _loader(train_set, cfg.batch_size, cfg.num_workers, device, sampler=self.sampler, drop_last=True)
+        self.steps_per_epoch = len(self.sampler) // cfg.batch_size // self.k
+        if self.steps_per_epoch == 0:
+            raise UserError(
+                f"hifigan: {len(train_set)} training utterances give no full global batch of "
+                f"{cfg.global_batch_size} ({context.world_size} process(es) x batch {cfg.batch_size} x {self.k} "
+                f"accumulation); lower hifigan.global_batch_size"
+            )
+        self.val_loader = None
+        if val_set is not None and len(val_set):
+            # Its own generator: iterating it must not draw from the global RNG that training crops use.
+            shard = Subset(val_set, context.shard(len(val_set)))
+            self.val_loader = _loader(
+                shard, cfg.batch_size, min(cfg.num_workers, 1), device, generator=torch.Generator()
+            )
+
+        self.resumed_from = 0
+        self.fine_tuned_from: str | None = None
+        self.saved_step = -1
+        self.started = time.perf_counter()
+        self.steps_run = 0
+        self.frames_run = 0.0
+        self.train_seconds = 0.0
+        self.window = RunningMeans()
+        self.window_meter = ThroughputMeter(context)
+
+    # -- set-up and stopping -----------------------------------------------------------------------
+
+    def start(self, checkpoint: Checkpoint | None, init: InitWeights | None) -> None:
+        """Resume from ``checkpoint``, or start fresh (from ``init`` when fine-tuning) and validate."""
+        state, cfg, context = self.state, self.cfg, self.context
+        if checkpoint is not None:
+            # Rank 0 continues its saved RNG stream exactly; the other ranks reseed from (seed, rank, step).
+            restore_state(state, checkpoint, restore_rng=context.is_main)
+            if not context.is_main:
+                seed_everything(cfg.seed + 1000 * checkpoint.step, context.rank)
+            self.resumed_from = self.saved_step = checkpoint.step
+            self.fine_tuned_from = checkpoint.extra.get("fine_tuned_from")
+            log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
+        else:
+            seed_everything(cfg.seed, context.rank)
+            if init is not None:
+                apply_init(state, init, cfg)
+                self.fine_tuned_from = str(init.path)
+            first = self.validate()
+            state.history.append({"epoch": 0.0, "step": 0.0, **first})
+            if first:
+                log.info("before training: val mel loss %.3f", first["val_loss_mel"])
+        self.started = time.perf_counter()
+
+    def done(self) -> bool:
+        state, cfg = self.state, self.cfg
+        return state.epoch > cfg.epochs or (cfg.max_steps is not None and state.step >= cfg.max_steps)
+
+    # -- validation and checkpoints ----------------------------------------------------------------
+
+    def validate(self) -> dict[str, float]:
+        if self.val_loader is None:
+            return {}
+        figures = evaluate(self.state, self.runtime, self.val_loader)
+        if figures and self.sink is not None:
+            self.sink.log_metrics(figures, step=self.state.step)
+        return figures
+
+    def checkpoint(self) -> None:
+        if self.context.is_main:
+            extra = {
+                "world_size": self.context.world_size,
+                "accumulation": self.k,
+                "fine_tuned_from": self.fine_tuned_from,
+            }
+            save_state(self.manager, self.state, self.run_id, extra)
+        self.context.barrier()
+        self.saved_step = self.state.step
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(self.state)
+
+    # -- one epoch ---------------------------------------------------------------------------------
+
+    def run_epoch(self) -> bool:
+        """Train the rest of the current epoch (or up to ``max_steps``); True if the epoch finished."""
+        state, cfg, k = self.state, self.cfg, self.k
+        epoch = state.epoch
+        self.sampler.set_position(epoch, skip=state.batch_in_epoch * k * cfg.batch_size)
+        if hasattr(self.train_set, "set_epoch"):
+            self.train_set.set_epoch(epoch)
+        state.generator.train()
+        state.discriminators.train()
+        epoch_means = RunningMeans()
+        epoch_meter = ThroughputMeter(self.context)
+        self.window_meter.reset()  # validation and checkpoint time are not training throughput
+        groups = _batches(self.loader, k)
+        while state.batch_in_epoch < self.steps_per_epoch and not self.done():
+            micro_batches = [self.runtime.prepare(batch) for batch in next(groups)]
+            losses = train_step(state, self.runtime, micro_batches)
+            state.step += 1
+            state.batch_in_epoch += 1
+            check_finite(
+                losses, stage=STAGE, step=state.step, epoch=epoch, checkpoints=self.manager.paths(), hint=DIVERGED_HINT
+            )
+            items = sum(batch.size for batch in micro_batches)
+            for meter in (self.window_meter, epoch_meter):
+                meter.add(items * self.frames_per_item, items)
+            self.window.add(losses)
+            epoch_means.add(losses)
+            self.steps_run += 1
+            if state.step % self.log_every == 0:
+                self._log_window(epoch)
+        del groups
+        seconds = epoch_meter.elapsed()
+        frames, _ = self.context.sum_floats([epoch_meter.frames, 0.0])
+        self.train_seconds += seconds
+        self.frames_run += frames
+        if state.batch_in_epoch < self.steps_per_epoch:
+            return False  # max_steps reached mid-epoch
+        self._end_epoch(epoch_means, frames / seconds)
+        if epoch % cfg.checkpoint_every_n_epochs == 0:
+            self.checkpoint()
+        return True
+
+    def _log_window(self, epoch: int) -> None:
+        frames_per_s, _ = self.window_meter.rate()  # a collective: every rank calls it
+        if self.sink is not None:
+            figures = {
+                **self.window.means("train_"),
+                "lr_gen": learning_rate(self.state.optim_g),
+                "lr_discrim": learning_rate(self.state.optim_d),
+                "frames_per_s": frames_per_s,
+                "epoch": epoch,
+            }
+            self.sink.log_metrics(figures, step=self.state.step)
+        self.window.reset()
+        self.window_meter.reset()
+
+    def _end_epoch(self, means: RunningMeans, frames_per_s: float) -> None:
+        """Validation and samples when due, the epoch's history entry, the lr decay, the next epoch."""
+        state, cfg = self.state, self.cfg
+        epoch = state.epoch
+        figures: dict[str, float] = {
+            "epoch": float(epoch),
+            "step": float(state.step),
+            **means.means("train_"),
+            "lr_gen": learning_rate(state.optim_g),
+            "frames_per_s": frames_per_s,
+        }
+        if epoch % cfg.validation_every_n_epochs == 0 or epoch == cfg.epochs:
+            figures.update(self.validate())
+        if self._samples_due(epoch):
+            first_time = not any(entry.get("samples") for entry in state.history)
+            assert self.sink is not None
+            log_samples(
+                state.generator, self.sample_clips, self.audio_cfg, self.sink, epoch, with_ground_truth=first_time
+            )
+            figures["samples"] = 1.0
+        state.history.append(figures)
+        val_text = f", val mel loss {figures['val_loss_mel']:.3f}" if "val_loss_mel" in figures else ""
+        log.info(
+            "epoch %s (step %s): d loss %.3f, g loss %.3f, mel loss %.3f, %.0f frames/s%s",
+            epoch,
+            state.step,
+            figures.get("train_loss_discrim", float("nan")),
+            figures.get("train_loss_gen", float("nan")),
+            figures.get("train_loss_mel", float("nan")),
+            frames_per_s,
+            val_text,
+        )
+        assert state.sched_g is not None and state.sched_d is not None
+        state.sched_g.step()
+        state.sched_d.step()
+        state.epoch += 1
+        state.batch_in_epoch = 0
+
+    def _samples_due(self, epoch: int) -> bool:
+        cfg = self.cfg
+        return (
+            self.sink is not None
+            and getattr(self.sink, "active", False)
+            and bool(self.sample_clips)
+            and cfg.n_samples > 0
+            and epoch % cfg.samples_every_n_epochs == 0
+        )
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def finish(self) -> TrainingResult:
+        """Final checkpoint and validation (unless just done), and the run's figures."""
+        state, cfg = self.state, self.cfg
+        if self.saved_step != state.step:
+            self.checkpoint()
+        # The epoch of the last step done (the counters point at the next one).
+        final_epoch = state.epoch - 1 if state.batch_in_epoch == 0 else state.epoch
+        last_val = next((entry for entry in reversed(state.history) if "val_loss_mel" in entry), None)
+        if last_val is None or int(last_val["step"]) != state.step:
+            final = self.validate()
+            if final:
+                state.history.append({"epoch": float(final_epoch), "step": float(state.step), **final})
+        else:
+            final = {key: value for key, value in last_val.items() if key.startswith("val_")}
+        first_val = next((entry for entry in state.history if "val_loss_mel" in entry), {})
+        trained = self.steps_run > 0 and self.train_seconds > 0
+        frames_per_s = self.frames_run / self.train_seconds if trained else None
+        metrics = {
+            "step": state.step,
+            "epoch": final_epoch,
+            "epochs_completed": sum(1 for entry in state.history if "train_loss_gen" in entry),
+            "steps_per_epoch": self.steps_per_epoch,
+            "resumed_from_step": self.resumed_from,
+            "fine_tuned_from": self.fine_tuned_from,
+            "device": str(self.context.device),
+            "world_size": self.context.world_size,
+            "accumulation": self.k,
+            "global_batch_size": cfg.global_batch_size,
+            "amp": self.precision.amp,
+            "n_train": len(self.train_set),
+            "n_val": len(self.val_set) if self.val_set is not None else 0,
+            "steps_this_run": self.steps_run,
+            "seconds_this_run": time.perf_counter() - self.started,
+            "train_seconds_this_run": self.train_seconds,
+            "steps_per_s": self.steps_run / self.train_seconds if trained else None,
+            "frames_per_s": frames_per_s,
+            "frames_per_s_nvidia_units": (
+                nvidia_frames_per_s(frames_per_s, self.audio_cfg.n_mel_channels, self.frames_per_item)
+                if frames_per_s is not None
+                else None
+            ),
+            "learning_rate": learning_rate(state.optim_g),
+            "val_loss_mel_start": first_val.get("val_loss_mel"),
+            **final,
+            "history": state.history,
+        }
+        state.generator.eval()
+        return TrainingResult(
+            generator=state.generator,
+            step=state.step,
+            epoch=final_epoch,
+            learning_rate=learning_rate(state.optim_g),
+            metrics=metrics,
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# model files
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GeneratorInfo:
+    """What a HiFi-GAN model file says besides the weights.
+
+    Attributes:
+        step: Training step of the weights.
+        epoch: Epoch reached.
+        audio: The audio section the generator was trained with (its mels must match).
+        model_config: The generator's constructor arguments.
+        learning_rate: The generator lr when training stopped (fine-tuning continues from it).
+        fine_tuned_from: The weights fine-tuning started from, if any.
+    """
+
+    step: int
+    epoch: int
+    audio: AudioConfig
+    model_config: dict[str, Any]
+    learning_rate: float | None
+    fine_tuned_from: str | None
+
+
+def save_generator(path: str | Path, result: TrainingResult, audio_cfg: AudioConfig) -> None:
+    """Write ``model.pt``: generator weights (weight norm kept), its config, step, audio section, lr."""
+    extra = {
+        "audio": audio_cfg.model_dump(mode="json"),
+        "epoch": result.epoch,
+        "learning_rate": result.learning_rate,
+        "fine_tuned_from": result.metrics.get("fine_tuned_from"),
+    }
+    save_model_file(path, result.generator, result.generator.model_config(), result.step, extra)
+
+
+def load_generator(path: str | Path, *, remove_weight_norm: bool = False) -> tuple[Generator, GeneratorInfo]:
+    """Rebuild the generator from a model file alone, in eval mode on the CPU.
+
+    ``remove_weight_norm=True`` folds the weight norms for inference (same output, faster).
+    Raises UserError naming the file when it is missing, foreign or does not fit its own config.
+    """
+    model = load_model_file(path)
+    if "audio" not in model.extra:
+        raise UserError(f"{path}: not a HiFi-GAN model file (no audio section recorded)")
+    try:
+        generator = Generator.from_config(model.model_config)
+        generator.load_state_dict(model.state_dict)
+    except (ValueError, RuntimeError) as error:
+        raise UserError(f"{path}: the generator does not rebuild from its own config ({error})") from None
+    generator.eval()
+    if remove_weight_norm:
+        generator.remove_weight_norm()
+    info = GeneratorInfo(
+        step=model.step,
+        epoch=int(model.extra.get("epoch", 0)),
+        audio=AudioConfig.model_validate(model.extra["audio"]),
+        model_config=model.model_config,
+        learning_rate=model.extra.get("learning_rate"),
+        fine_tuned_from=model.extra.get("fine_tuned_from"),
+    )
+    return generator, info

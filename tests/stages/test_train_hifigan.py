@@ -1,0 +1,418 @@
+"""The train_hifigan stage and its trainer on a tiny synthetic corpus: outputs, schedule, resuming,
+corrupt and foreign checkpoints, NaN, fine-tuning, SIGKILL, MLflow samples."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from tts_pipeline import tracking
+from tts_pipeline.audio import MelSpectrogram
+from tts_pipeline.config import AudioConfig, HiFiGANConfig
+from tts_pipeline.data.manifest import manifest_path, read_manifest
+from tts_pipeline.errors import UserError
+from tts_pipeline.files import write_jsonl
+from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
+from tts_pipeline.stages import train_hifigan as stage
+from tts_pipeline.training import hifigan as trainer
+from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
+from tts_pipeline.training.engine import TrainingDiverged
+
+from ..conftest import REPO
+
+SR = 22050
+AUDIO = AudioConfig()
+TINY: dict[str, Any] = {
+    "upsample_initial_channel": 16,
+    "resblock_kernel_sizes": [3, 5],
+    "resblock_dilation_sizes": [[1, 3], [1, 3]],
+    "mpd_periods": [2, 3],
+    "discriminator_channels_scale": 0.0625,
+    "segment_size": 2048,
+    "global_batch_size": 4,
+    "batch_size": 4,
+    "gpus": 0,
+    "num_workers": 0,
+    "epochs": 100,
+    "validation_every_n_epochs": 1,
+    "validation_repeats": 1,
+    "checkpoint_every_n_epochs": 1,
+    "n_samples": 1,
+    "samples_every_n_epochs": 1,
+}
+TRACKING_VARS = ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID")
+
+
+@pytest.fixture(autouse=True)
+def no_tracking(monkeypatch):
+    for name in TRACKING_VARS:
+        monkeypatch.delenv(name, raising=False)
+    torch.set_num_threads(1)
+
+
+def make_corpus(root: Path, n_train: int = 8, n_val: int = 2, seed: int = 0) -> Path:
+    """WAVs of a few harmonics with noise (0.2-0.35 s), their manifests and their mels (``root/mels``)."""
+    rng = np.random.default_rng(seed)
+    wavs, mels = root / "wavs", root / "mels"
+    wavs.mkdir(parents=True)
+    mels.mkdir()
+    mel_fn = MelSpectrogram(AUDIO)
+    for split, count in (("train", n_train), ("val", n_val)):
+        records = []
+        for index in range(count):
+            utterance_id = f"{split}-{index}"
+            n = int(rng.integers(4500, 7700))
+            t = np.arange(n) / SR
+            f0 = rng.uniform(100, 300)
+            audio = sum(0.2 / h * np.sin(2 * np.pi * h * f0 * t) for h in (1, 2, 3)) + 0.01 * rng.normal(size=n)
+            path = wavs / f"{utterance_id}.wav"
+            sf.write(path, audio.astype(np.float32), SR, subtype="PCM_16")
+            pcm = sf.read(path, dtype="float32")[0]
+            np.save(mels / f"{utterance_id}.npy", mel_fn(torch.from_numpy(pcm)).numpy())
+            records.append({"id": utterance_id, "wav": str(path), "n_samples": n, "text": "a"})
+        write_jsonl(manifest_path(root / "data", split), records)
+    return root / "data"
+
+
+def section(**hifigan: Any) -> str:
+    return json.dumps({"hifigan": {**TINY, **hifigan}, "audio": AUDIO.model_dump(mode="json")})
+
+
+def stage_argv(root: Path, payload: str, name: str = "hifigan", *extra: str) -> list[str]:
+    return [
+        "--section", payload,
+        "--manifest-dir", str(root / "data"),
+        "--work-dir", str(root / "work" / name),
+        "--model", str(root / name / "model.pt"),
+        "--metrics", str(root / name / "metrics.json"),
+        *extra,
+    ]  # fmt: skip
+
+
+def run_stage(argv: list[str]) -> dict:
+    parser = argparse.ArgumentParser()
+    stage.add_arguments(parser)
+    args = parser.parse_args(argv)
+    stage.run(args)
+    return json.loads(args.metrics.read_text())
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    make_corpus(tmp_path)
+    return tmp_path
+
+
+def test_two_steps_write_a_model_that_rebuilds_alone_then_resume_continues(corpus):
+    metrics = run_stage(stage_argv(corpus, section(max_steps=2)))
+    assert metrics["step"] == 2 and metrics["resumed_from_step"] == 0 and metrics["steps_this_run"] == 2
+    assert metrics["steps_per_epoch"] == 2 and metrics["epoch"] == 1 and metrics["accumulation"] == 1
+    assert metrics["n_train"] == 8 and metrics["n_val"] == 2 and metrics["device"] == "cpu"
+    assert np.isfinite(metrics["val_loss_mel_start"]) and np.isfinite(metrics["val_loss_mel"])
+    assert metrics["frames_per_s"] > 0
+    assert metrics["frames_per_s_nvidia_units"] == pytest.approx(metrics["frames_per_s"] * 80 / 8)
+
+    generator, info = trainer.load_generator(corpus / "hifigan" / "model.pt")
+    assert info.step == 2 and info.epoch == 1 and info.audio == AUDIO and info.fine_tuned_from is None
+    assert generator.has_weight_norm and not generator.training
+    assert generator(torch.zeros(1, 80, 5)).shape == (1, 1, 5 * 256)
+    plain, _ = trainer.load_generator(corpus / "hifigan" / "model.pt", remove_weight_norm=True)
+    mel = torch.randn(1, 80, 6)
+    assert torch.allclose(plain(mel), generator(mel), atol=1e-5)
+
+    metrics = run_stage(stage_argv(corpus, section(max_steps=5)))
+    assert metrics["resumed_from_step"] == 2 and metrics["step"] == 5 and metrics["steps_this_run"] == 3
+    assert metrics["epoch"] == 3 and metrics["epochs_completed"] == 2
+    assert trainer.load_generator(corpus / "hifigan" / "model.pt")[1].step == 5
+    work = corpus / "work" / "hifigan"
+    assert sorted(p.name for p in work.glob("step-*.pt")) == ["step-00000004.pt", "step-00000005.pt"]
+
+
+def test_a_finished_run_reruns_without_training(corpus):
+    argv = stage_argv(corpus, section(epochs=1))
+    first = run_stage(argv)
+    again = run_stage(argv)
+    assert first["step"] == again["step"] == 2 and again["steps_this_run"] == 0
+    assert again["val_loss_mel"] == first["val_loss_mel"]
+
+
+def test_a_corrupt_latest_checkpoint_is_skipped(corpus):
+    run_stage(stage_argv(corpus, section(max_steps=4)))
+    work = corpus / "work" / "hifigan"
+    newest = work / "step-00000004.pt"
+    newest.write_bytes(newest.read_bytes()[:1000])
+    metrics = run_stage(stage_argv(corpus, section(max_steps=6)))
+    assert metrics["resumed_from_step"] == 2 and metrics["step"] == 6
+
+
+def test_a_changed_config_starts_fresh_and_moves_the_old_checkpoints_aside(corpus):
+    run_stage(stage_argv(corpus, section(max_steps=2)))
+    # Longer training and another batch split are the same run; another learning rate is not.
+    assert run_stage(stage_argv(corpus, section(max_steps=3, batch_size=2)))["resumed_from_step"] == 2
+    metrics = run_stage(stage_argv(corpus, section(max_steps=1, learning_rate=1e-3)))
+    assert metrics["resumed_from_step"] == 0 and metrics["step"] == 1
+    superseded = list((corpus / "work" / "hifigan" / "superseded").iterdir())
+    assert len(superseded) == 1 and (superseded[0] / "step-00000003.pt").is_file()
+
+
+def test_the_learning_rate_decays_once_per_epoch(corpus):
+    metrics = run_stage(stage_argv(corpus, section(epochs=3, lr_decay=0.5, learning_rate=1e-3)))
+    lrs = [entry["lr_gen"] for entry in metrics["history"] if "lr_gen" in entry]
+    assert lrs == pytest.approx([1e-3, 5e-4, 2.5e-4])
+    assert metrics["learning_rate"] == pytest.approx(1.25e-4)  # what epoch 4 would start at
+
+
+def test_an_indivisible_global_batch_names_the_keys_and_the_gpu_count(corpus):
+    with pytest.raises(UserError, match=r"hifigan\.global_batch_size \(4\).*hifigan\.batch_size \(3\).*1 process"):
+        run_stage(stage_argv(corpus, section(batch_size=3)))
+
+
+def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(corpus, monkeypatch):
+    calls = {"n": 0}
+    real = trainer.discriminator_loss
+
+    def poisoned(*args, **kwargs):
+        loss = real(*args, **kwargs)
+        if torch.is_grad_enabled():  # training steps only: 2 calls (MPD, MSD) per step
+            calls["n"] += 1
+            if calls["n"] == 5:
+                return loss * float("nan")
+        return loss
+
+    monkeypatch.setattr(trainer, "discriminator_loss", poisoned)
+    expected = r"non-finite loss \(loss_discrim nan.*\) at step 3 \(epoch 2\).*step-00000002\.pt"
+    with pytest.raises(TrainingDiverged, match=expected):
+        run_stage(stage_argv(corpus, section(max_steps=10)))
+    manager = CheckpointManager(corpus / "work" / "hifigan", "unused")
+    assert [p.name for p in manager.paths()] == ["step-00000002.pt"]
+    assert not (corpus / "hifigan" / "model.pt").exists()
+
+
+def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
+    cfg = HiFiGANConfig(**{**TINY, "max_steps": 4})
+    records = read_manifest(manifest_path(corpus / "data", "train"))
+
+    def fresh_set() -> AudioSegments:
+        return AudioSegments(records, AUDIO, cfg.segment_size)
+
+    straight = trainer.train_hifigan(cfg, AUDIO, fresh_set(), None, manager=CheckpointManager(corpus / "a", "h"))
+
+    class Interrupt(Exception):
+        pass
+
+    def stop_at_2(state: trainer.HiFiGANState) -> None:
+        if state.step == 2:
+            raise Interrupt
+
+    manager = CheckpointManager(corpus / "b", "h")
+    with pytest.raises(Interrupt):
+        trainer.train_hifigan(cfg, AUDIO, fresh_set(), None, manager=manager, on_checkpoint=stop_at_2)
+    checkpoint = manager.latest()
+    assert (checkpoint.step, checkpoint.epoch, checkpoint.extra["batch_in_epoch"]) == (2, 2, 0)
+    resumed = trainer.train_hifigan(cfg, AUDIO, fresh_set(), None, manager=manager, checkpoint=checkpoint)
+    assert resumed.step == straight.step == 4
+    for name, tensor in straight.generator.state_dict().items():
+        assert torch.allclose(resumed.generator.state_dict()[name], tensor, atol=1e-6), name
+    ours, theirs = manager.latest().states, CheckpointManager(corpus / "a", "h").latest().states
+    for family in ("mpd", "msd"):
+        for name, tensor in theirs[family].items():
+            assert torch.allclose(ours[family][name], tensor, atol=1e-6), f"{family}.{name}"
+
+
+def test_fine_tuning_reads_the_mels_folder_and_multiplies_the_learning_rate(corpus, monkeypatch):
+    base = run_stage(stage_argv(corpus, section(epochs=1, lr_decay=0.5, learning_rate=1e-3)))
+    assert base["learning_rate"] == pytest.approx(5e-4)
+
+    served: list[str] = []
+    real_getitem = MelAudioSegments.__getitem__
+
+    def spy(self, index):
+        item = real_getitem(self, index)
+        served.append(item["id"])
+        return item
+
+    monkeypatch.setattr(MelAudioSegments, "__getitem__", spy)
+    model = corpus / "hifigan" / "model.pt"
+    extra = ("--init-from", str(model), "--mels-dir", str(corpus / "mels"))
+    metrics = run_stage(stage_argv(corpus, section(max_steps=1, learning_rate=1e-3), "tuned", *extra))
+    assert metrics["learning_rate"] == pytest.approx(3 * 5e-4)  # the source's lr x fine_tune_lr_factor
+    assert metrics["fine_tuned_from"] == str(model) and metrics["step"] == 1
+    assert {i for i in served if i.startswith("train-")} and {i for i in served if i.startswith("val-")}
+    _, info = trainer.load_generator(corpus / "tuned" / "model.pt")
+    assert info.fine_tuned_from == str(model)
+
+    (corpus / "mels" / "train-3.npy").unlink()
+    with pytest.raises(UserError, match="train-3"):
+        run_stage(stage_argv(corpus, section(max_steps=1), "tuned2", *extra))
+
+
+def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(corpus):
+    cfg = HiFiGANConfig(**{**TINY, "max_steps": 2, "fine_tune_lr_factor": 2.0})
+    records = read_manifest(manifest_path(corpus / "data", "train"))
+    manager = CheckpointManager(corpus / "base", "h")
+    trainer.train_hifigan(cfg, AUDIO, AudioSegments(records, AUDIO, cfg.segment_size), None, manager=manager)
+    source = load_checkpoint(manager.paths()[-1])
+
+    init = trainer.load_init(corpus / "base")  # a folder: its newest checkpoint
+    assert init.path == source.path and init.mpd is not None and init.optim_d is not None
+    precision = trainer.resolve_precision("off", torch.device("cpu"))
+    state = trainer.build_state(cfg, 80, precision)
+    trainer.apply_init(state, init, cfg)
+    for name, tensor in source.states["msd"].items():
+        assert torch.equal(state.discriminators.msd.state_dict()[name], tensor), name
+    assert state.optim_g.state_dict()["state"], "Adam moments come along"
+    source_lr = cfg.learning_rate * cfg.lr_decay  # the checkpoint is at the start of epoch 2
+    assert source.states["optim_g"]["param_groups"][0]["lr"] == pytest.approx(source_lr)
+    assert state.optim_g.param_groups[0]["lr"] == pytest.approx(2 * source_lr)
+    assert state.optim_d.param_groups[0]["lr"] == pytest.approx(2 * source_lr)
+
+    other = HiFiGANConfig(**{**TINY, "upsample_initial_channel": 32})
+    with pytest.raises(UserError, match="generator config"):
+        trainer.apply_init(trainer.build_state(other, 80, precision), init, other)
+
+
+def test_a_model_file_that_is_not_hifigan_is_refused(tmp_path):
+    from tts_pipeline.training.checkpoint import save_model_file
+
+    save_model_file(tmp_path / "other.pt", torch.nn.Linear(2, 2), {"n": 2}, 1)
+    with pytest.raises(UserError, match="not a HiFi-GAN model file"):
+        trainer.load_generator(tmp_path / "other.pt")
+    with pytest.raises(UserError, match="not found"):
+        trainer.load_generator(tmp_path / "missing.pt")
+
+
+class RecordingSink:
+    """Stands in for an MLflow run: keeps metrics and copies of artifacts."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.metrics: list[tuple[int | None, dict[str, float]]] = []
+        self.artifacts: list[str] = []
+
+    active = True
+
+    def log_metrics(self, metrics, step=None) -> None:
+        self.metrics.append((step, dict(metrics)))
+
+    def log_artifact(self, path, artifact_path=None) -> None:
+        self.artifacts.append(f"{artifact_path}/{Path(path).name}")
+
+
+def test_samples_and_train_metrics_reach_the_tracking_run(corpus):
+    cfg = HiFiGANConfig(**{**TINY, "epochs": 2, "samples_every_n_epochs": 2})
+    records = read_manifest(manifest_path(corpus / "data", "train"))
+    val_records = read_manifest(manifest_path(corpus / "data", "val"))
+    clips = trainer.load_sample_clips(val_records, AUDIO, 1)
+    sink = RecordingSink(corpus)
+    val_set = AudioSegments(val_records, AUDIO, cfg.segment_size, fixed_segments_seed=cfg.seed)
+    trainer.train_hifigan(
+        cfg,
+        AUDIO,
+        AudioSegments(records, AUDIO, cfg.segment_size),
+        val_set,
+        manager=CheckpointManager(corpus / "w", "h"),
+        sink=sink,
+        log_every=1,
+        sample_clips=clips,
+    )
+    train_steps = [step for step, figures in sink.metrics if "train_loss_gen" in figures]
+    assert train_steps == [1, 2, 3, 4]
+    figures = next(figures for step, figures in sink.metrics if step == 1 and "train_loss_gen" in figures)
+    assert {"train_loss_discrim", "train_loss_mel", "lr_gen", "lr_discrim", "frames_per_s"} <= set(figures)
+    val_steps = [step for step, figures in sink.metrics if "val_loss_mel" in figures]
+    assert val_steps == [0, 2, 4]
+    assert sorted(sink.artifacts) == [
+        "samples/epoch_00002/val-0.png",
+        "samples/epoch_00002/val-0.wav",
+        "samples/ground_truth/val-0.wav",
+    ]
+
+
+@pytest.mark.slow
+def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
+    monkeypatch.setenv("TTS_TRACKING", "1")
+    monkeypatch.setenv("TTS_TRACKING_URI", f"sqlite:///{corpus / 'mlflow.db'}")
+    monkeypatch.setenv("TTS_MLFLOW_EXPERIMENT", "hifigan-test")
+    monkeypatch.setenv("TTS_LOG_EVERY_N_STEPS", "1")
+    argv = stage_argv(corpus, section(max_steps=4))
+    real_step = trainer.train_step
+
+    def crash_at_3(state, *args, **kwargs):
+        if state.step == 2:
+            raise RuntimeError("killed")
+        return real_step(state, *args, **kwargs)
+
+    monkeypatch.setattr(trainer, "train_step", crash_at_3)
+    with pytest.raises(RuntimeError, match="killed"):
+        run_stage(argv)
+    work = CheckpointManager(corpus / "work" / "hifigan", "unused")
+    run_id = load_checkpoint(work.paths()[-1]).run_id
+    settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
+    assert run_id and tracking.get_run(settings, run_id)["status"] == "FAILED"
+
+    monkeypatch.setattr(trainer, "train_step", real_step)
+    assert run_stage(argv)["resumed_from_step"] == 2
+    assert load_checkpoint(work.paths()[-1]).run_id == run_id
+    summary = tracking.get_run(settings, run_id)
+    assert summary["status"] == "FINISHED" and "val_loss_mel" in summary["metrics"]
+    assert [step for step, _ in tracking.metric_history(settings, run_id, "train_loss_gen")] == [1, 2, 3, 4]
+    artifacts = Path(summary["artifact_uri"].removeprefix("file://"))
+    assert (artifacts / "samples" / "epoch_00001" / "val-0.wav").is_file()
+    assert (artifacts / "samples" / "epoch_00002" / "val-0.png").is_file()
+    assert (artifacts / "metrics.json").is_file()
+
+
+STAGE_RUNNER = (
+    "from tts_pipeline import cli; "
+    "cli.COMMANDS.setdefault('train_hifigan', 'tts_pipeline.stages.train_hifigan'); cli.main()"
+)
+
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
+    argv = stage_argv(corpus, section(max_steps=24, n_samples=0, validation_every_n_epochs=100))
+    command = [sys.executable, "-c", STAGE_RUNNER, "train_hifigan", *argv]
+    env = {k: v for k, v in os.environ.items() if k not in TRACKING_VARS}
+    env["OMP_NUM_THREADS"] = "1"
+    work = corpus / "work" / "hifigan"
+    process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(work.glob("step-*.pt")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    assert not (corpus / "hifigan" / "model.pt").exists()
+    saved = sorted(int(p.name[5:13]) for p in work.glob("step-*.pt"))
+    assert saved and saved[-1] < 24
+
+    subprocess.run(command, cwd=REPO, env=env, check=True, stderr=subprocess.DEVNULL)
+    metrics = json.loads((corpus / "hifigan" / "metrics.json").read_text())
+    assert metrics["step"] == 24 and metrics["resumed_from_step"] == saved[-1]
+    assert metrics["steps_this_run"] == 24 - saved[-1]
+    assert trainer.load_generator(corpus / "hifigan" / "model.pt")[1].step == 24
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("amp", ["off", "fp16", "bf16"])
+def test_two_steps_on_cuda(corpus, amp):
+    metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
+    assert metrics["device"].startswith("cuda") and metrics["amp"] == amp and metrics["step"] == 2
+    assert np.isfinite(metrics["val_loss_mel"])
+    generator, _ = trainer.load_generator(corpus / "hifigan" / "model.pt")
+    assert next(generator.parameters()).device.type == "cpu"
