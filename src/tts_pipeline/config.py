@@ -265,6 +265,14 @@ class HiFiGANConfig(StrictModel):
     checkpoint_every_n_epochs: int = Field(10, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
     fine_tune_lr_factor: float = Field(3.0, gt=0, description="Fine-tuning multiplies the restored lr by this.")
+    fine_tune_epochs: int = Field(
+        3500, ge=1, description="Epochs of fine-tuning on FastPitch mels (the recipe goes from epoch 6500 to 10000)."
+    )
+    checkpoint: str | None = Field(
+        None,
+        description="A pretrained HiFi-GAN (model file of this pipeline, or a checkpoint of its trainer): "
+        "skips train_hifigan and fine-tunes from it.",
+    )
 
     @model_validator(mode="after")
     def _shapes_agree(self) -> HiFiGANConfig:
@@ -274,6 +282,129 @@ class HiFiGANConfig(StrictModel):
             raise ValueError("resblock_dilation_sizes: expected one dilation list per resblock kernel size")
         if self.upsample_initial_channel % 2 ** len(self.upsample_rates):
             raise ValueError("upsample_initial_channel: must halve cleanly at every upsampling stage")
+        return self
+
+
+# --------------------------------------------------------------------------------------------------
+# FastPitch
+# --------------------------------------------------------------------------------------------------
+
+# The fields of FastPitchConfig that shape the network (NVIDIA's constructor names); the rest is
+# loss and schedule. A model file stores these, plus n_symbols and n_mels.
+FASTPITCH_MODEL_FIELDS = (
+    "symbols_embedding_dim",
+    *(
+        f"{stack}_fft_{name}"
+        for stack in ("in", "out")
+        for name in ("n_layers", "n_heads", "d_head", "conv1d_kernel_size", "conv1d_filter_size", "output_size")
+    ),
+    *(f"p_{stack}_fft_{name}" for stack in ("in", "out") for name in ("dropout", "dropatt", "dropemb")),
+    *(
+        f"{part}_predictor_{name}"
+        for part in ("dur", "pitch", "energy")
+        for name in ("kernel_size", "filter_size", "n_layers")
+    ),
+    *(f"p_{part}_predictor_dropout" for part in ("dur", "pitch", "energy")),
+    "pitch_embedding_kernel_size",
+    "energy_conditioning",
+    "energy_embedding_kernel_size",
+    "max_duration",
+)
+
+
+class FastPitchConfig(StrictModel):
+    """FastPitch 1.1 (reference 3.1-3.7): network (NVIDIA's constructor names), loss scales, schedule.
+
+    Durations come from the ``durations`` stage, so there is no aligner in the model.
+    """
+
+    # network: encoder ("input FFT") over symbols, decoder ("output FFT") over length-regulated frames
+    symbols_embedding_dim: int = Field(384, ge=2, description="d_model of the embedding and both transformers (even).")
+    in_fft_n_layers: int = Field(6, ge=1, description="Encoder layers.")
+    in_fft_n_heads: int = Field(1, ge=1, description="Encoder attention heads.")
+    in_fft_d_head: int = Field(64, ge=1, description="Encoder channels per head.")
+    in_fft_conv1d_kernel_size: int = Field(3, ge=1, description="Encoder conv feed-forward kernel (odd).")
+    in_fft_conv1d_filter_size: int = Field(1536, ge=1, description="Encoder conv feed-forward hidden channels.")
+    in_fft_output_size: int = Field(384, ge=2, description="Encoder output channels; = symbols_embedding_dim.")
+    p_in_fft_dropout: float = Field(0.1, ge=0, lt=1, description="Encoder residual dropout.")
+    p_in_fft_dropatt: float = Field(0.1, ge=0, lt=1, description="Encoder attention-probability dropout.")
+    p_in_fft_dropemb: float = Field(0.0, ge=0, lt=1, description="Dropout on embedding + positional embedding.")
+    out_fft_n_layers: int = Field(6, ge=1, description="Decoder layers.")
+    out_fft_n_heads: int = Field(1, ge=1, description="Decoder attention heads.")
+    out_fft_d_head: int = Field(64, ge=1, description="Decoder channels per head.")
+    out_fft_conv1d_kernel_size: int = Field(3, ge=1, description="Decoder conv feed-forward kernel (odd).")
+    out_fft_conv1d_filter_size: int = Field(1536, ge=1, description="Decoder conv feed-forward hidden channels.")
+    out_fft_output_size: int = Field(384, ge=2, description="Decoder output channels; = symbols_embedding_dim.")
+    p_out_fft_dropout: float = Field(0.1, ge=0, lt=1, description="Decoder residual dropout.")
+    p_out_fft_dropatt: float = Field(0.1, ge=0, lt=1, description="Decoder attention-probability dropout.")
+    p_out_fft_dropemb: float = Field(0.0, ge=0, lt=1, description="Dropout on the decoder input + positions.")
+    dur_predictor_kernel_size: int = Field(3, ge=1, description="Duration predictor conv kernel (odd).")
+    dur_predictor_filter_size: int = Field(256, ge=1, description="Duration predictor conv channels.")
+    p_dur_predictor_dropout: float = Field(0.1, ge=0, lt=1)
+    dur_predictor_n_layers: int = Field(2, ge=1)
+    pitch_predictor_kernel_size: int = Field(3, ge=1, description="Pitch predictor conv kernel (odd).")
+    pitch_predictor_filter_size: int = Field(256, ge=1, description="Pitch predictor conv channels.")
+    p_pitch_predictor_dropout: float = Field(0.1, ge=0, lt=1)
+    pitch_predictor_n_layers: int = Field(2, ge=1)
+    energy_predictor_kernel_size: int = Field(3, ge=1, description="Energy predictor conv kernel (odd).")
+    energy_predictor_filter_size: int = Field(256, ge=1, description="Energy predictor conv channels.")
+    p_energy_predictor_dropout: float = Field(0.1, ge=0, lt=1)
+    energy_predictor_n_layers: int = Field(2, ge=1)
+    pitch_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token pitch (odd).")
+    energy_conditioning: bool = Field(True, description="Predict per-token energy and condition the decoder on it.")
+    energy_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token energy (odd).")
+    max_duration: int = Field(75, ge=1, description="Inference clamps predicted durations to [0, max_duration] frames.")
+
+    # loss: mel MSE + scale x (duration, pitch, energy) MSE
+    duration_loss_scale: float = Field(0.1, ge=0, description="Weight of the log-duration MSE.")
+    pitch_loss_scale: float = Field(0.1, ge=0, description="Weight of the normalised-pitch MSE.")
+    energy_loss_scale: float = Field(0.1, ge=0, description="Weight of the log-energy MSE.")
+
+    # schedule (reference 3.7)
+    optimizer: Literal["lamb", "adam"] = Field("lamb", description="'lamb': NVIDIA's (Fused)LAMB; 'adam': Adam.")
+    learning_rate: float = Field(0.1, gt=0, description="Base rate, multiplied by the Noam schedule.")
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = Field(1e-9, gt=0)
+    weight_decay: float = Field(1e-6, ge=0)
+    warmup_steps: int = Field(1000, ge=0, description="Noam warm-up: the rate peaks at learning_rate / sqrt(warmup).")
+    grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
+    global_batch_size: int = Field(256, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
+    batch_size: int = Field(32, ge=1, description="Per process and micro-step.")
+    epochs: int = Field(1000, ge=1)
+    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
+    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
+    seed: int = 1234
+    validation_every_n_epochs: int = Field(10, ge=1)
+    checkpoint_every_n_epochs: int = Field(20, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    n_plots: int = Field(3, ge=0, description="Validation utterances whose mel, duration and pitch are plotted.")
+    checkpoint: str | None = Field(
+        None,
+        description="A pretrained FastPitch model file: the workflow skips train_fastpitch and uses it "
+        "(to extract fine-tuning mels and to synthesise).",
+    )
+    extract_batch_size: int = Field(16, ge=1, description="Batch of the teacher-forced mel extraction.")
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> FastPitchConfig:
+        d_model = self.symbols_embedding_dim
+        if d_model % 2:
+            raise ValueError(f"symbols_embedding_dim: expected an even number ([sin, cos] positions), got {d_model}")
+        for key in ("in_fft_output_size", "out_fft_output_size"):
+            # The encoder feeds the predictors and, with the pitch/energy embeddings added, the decoder;
+            # the decoder feeds the mel projection: every one of them is d_model wide.
+            if getattr(self, key) != d_model:
+                raise ValueError(f"{key}: must equal symbols_embedding_dim ({d_model}), got {getattr(self, key)}")
+        for key in FASTPITCH_MODEL_FIELDS:
+            if key.endswith("kernel_size") and getattr(self, key) % 2 == 0:
+                raise ValueError(f"{key}: expected an odd kernel (the convs keep the length), got {getattr(self, key)}")
+        if self.global_batch_size % self.batch_size:
+            raise ValueError(
+                f"global_batch_size: expected a multiple of batch_size ({self.batch_size}), "
+                f"got {self.global_batch_size}"
+            )
         return self
 
 
@@ -314,6 +445,7 @@ class PipelineConfig(StrictModel):
     aligner: AlignerConfig = AlignerConfig()
     durations: DurationsConfig = DurationsConfig()
     hifigan: HiFiGANConfig = HiFiGANConfig()
+    fastpitch: FastPitchConfig = FastPitchConfig()
 
     @model_validator(mode="after")
     def _hifigan_matches_audio(self) -> PipelineConfig:

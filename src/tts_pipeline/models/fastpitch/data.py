@@ -1,0 +1,426 @@
+"""How a FastPitch batch is built: per-utterance symbols, durations, per-token pitch and energy, target mel.
+
+Everything comes from the features folder that the ``features`` and ``durations`` stages wrote:
+
+- ``mels/<id>.npy``: float32 ``(n_mels, T)`` log-mel, the target (and the source of energy);
+- ``symbols/<id>.npy``: int32 ``(L,)`` symbol ids (0 is the pad id and never a symbol);
+- ``durations/<id>.npy``: int32 ``(L,)`` mel frames per symbol, summing to ``T``;
+- ``symbol_pitch/<id>.npy``: float32 ``(L,)`` mean voiced pitch of each symbol in Hz, 0 = unvoiced;
+- ``pitch_stats.json``: mean and std (Hz) of the voiced training frames;
+- ``durations.json``: the symbol table and where the symbols came from (:class:`TextSettings`).
+
+Targets (reference sections 3.2 and 3.5):
+
+- pitch: ``(hz - mean) / std`` per token; an unvoiced token (0 Hz) stays 0, which in normalised
+  space is the mean pitch;
+- energy: the L2 norm over the mel bins of each log-mel frame, averaged per token over its frames
+  (:func:`tts_pipeline.features.durations.symbol_mean`, the average that per-token pitch uses), then
+  ``log(1 + average)``.
+
+Every utterance's files are checked when the dataset is built (lengths agree, durations sum to the
+mel's frames), and all problems are reported together, each naming the utterance and the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from tts_pipeline.errors import UserError
+from tts_pipeline.features.durations import symbol_mean
+
+if TYPE_CHECKING:
+    from tts_pipeline.models.fastpitch import FastPitchInputs
+
+FEATURE_KINDS = ("mels", "symbols", "durations", "symbol_pitch")
+MAX_PROBLEMS_SHOWN = 20
+
+
+# --------------------------------------------------------------------------------------------------
+# what the features folder records about the whole corpus
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PitchStats:
+    """Mean and standard deviation (Hz) of the voiced training frames; normalises pitch."""
+
+    mean: float
+    std: float
+
+    def __post_init__(self) -> None:
+        if not (self.mean > 0 and self.std > 0):
+            raise UserError(f"pitch statistics: expected a positive mean and std, got {self.mean} / {self.std}")
+
+    @classmethod
+    def read(cls, path: str | Path) -> PitchStats:
+        """Read ``pitch_stats.json`` (the ``features`` stage's ``mean`` / ``std``)."""
+        try:
+            payload = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls(mean=float(payload["mean"]), std=float(payload["std"]))
+        except FileNotFoundError:
+            raise UserError(f"pitch statistics not found: {path} (run the features stage)") from None
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise UserError(f"{path}: not a pitch statistics file with 'mean' and 'std' ({error})") from None
+
+    def normalise(self, hz: np.ndarray) -> np.ndarray:
+        """``(hz - mean) / std`` where ``hz > 0``; 0 (unvoiced) stays 0. Float32, same shape."""
+        hz = np.asarray(hz, dtype=np.float32)
+        return np.where(hz > 0, (hz - self.mean) / self.std, 0.0).astype(np.float32)
+
+    def to_hz(self, normalised: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`normalise` for voiced values (every value is mapped back)."""
+        return (np.asarray(normalised, dtype=np.float32) * self.std + self.mean).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class TextSettings:
+    """How text becomes the model's input ids; recorded in the FastPitch model file for inference.
+
+    Attributes:
+        symbols: The symbol table; an id indexes it, 0 is the pad.
+        source: Where durations came from: ``"aligner"`` or ``"textgrid"``.
+        symbols_kind: ``"characters"`` or ``"arpabet"`` (cleaned text encoded by
+            :func:`tts_pipeline.text.encode`), or ``"textgrid"`` (phone labels of a TextGrid tier,
+            which new text cannot produce without an external aligner/phonemiser).
+        symbol_set: The symbol set of ``characters`` / ``arpabet`` (e.g. ``english_basic``).
+        cleaners: The text cleaners the training text went through (``text.cleaners``).
+        pause_symbol: The silence symbol of TextGrid phones.
+        unknown_symbol: The symbol unseen TextGrid phones map to.
+    """
+
+    symbols: tuple[str, ...]
+    source: str
+    symbols_kind: str
+    symbol_set: str | None = None
+    cleaners: str | None = None
+    pause_symbol: str | None = None
+    unknown_symbol: str | None = None
+
+    @classmethod
+    def from_durations_index(cls, path: str | Path, cleaners: str | None) -> TextSettings:
+        """Read the symbol table and its origin from the ``durations`` stage's ``durations.json``."""
+        try:
+            index = json.loads(Path(path).read_text(encoding="utf-8"))
+            symbols = tuple(str(symbol) for symbol in index["symbols"])
+            source, kind = str(index["source"]), str(index["symbols_kind"])
+        except FileNotFoundError:
+            raise UserError(f"durations index not found: {path} (run the durations stage)") from None
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            expected = "'symbols', 'source' and 'symbols_kind'"
+            raise UserError(f"{path}: not a durations index with {expected} ({error})") from None
+        if len(symbols) < 2 or int(index.get("pad_id", 0)) != 0:
+            raise UserError(f"{path}: expected a symbol table with the pad at id 0 and at least one symbol")
+        return cls(
+            symbols=symbols,
+            source=source,
+            symbols_kind=kind,
+            symbol_set=index.get("symbol_set"),
+            cleaners=cleaners,
+            pause_symbol=index.get("pause_symbol"),
+            unknown_symbol=index.get("unknown_symbol"),
+        )
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, Any]) -> TextSettings:
+        return cls(**{**payload, "symbols": tuple(payload["symbols"])})
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values (a model file stores them; ``weights_only`` loading reads them back)."""
+        return {
+            "symbols": list(self.symbols),
+            "source": self.source,
+            "symbols_kind": self.symbols_kind,
+            "symbol_set": self.symbol_set,
+            "cleaners": self.cleaners,
+            "pause_symbol": self.pause_symbol,
+            "unknown_symbol": self.unknown_symbol,
+        }
+
+
+def token_energy(mel: np.ndarray, durations: np.ndarray) -> np.ndarray:
+    """Per-token energy target ``log(1 + mean over the token's frames of ||mel[:, t]||_2)``.
+
+    Args:
+        mel: ``(n_mels, T)`` log-mel.
+        durations: ``(L,)`` frames per token, summing to ``T``.
+
+    Returns:
+        ``(L,)`` float32; a zero-length token gets ``log(1 + 0) = 0``.
+    """
+    frame_energy = np.linalg.norm(np.asarray(mel, dtype=np.float64), axis=0)
+    return np.log1p(symbol_mean(frame_energy, durations, what="mel frames")).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------------
+# items
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FastPitchItem:
+    """One utterance.
+
+    Attributes:
+        id: Utterance id.
+        tokens: ``(L,)`` int64 symbol ids (>= 1).
+        durations: ``(L,)`` int64 frames per token, summing to ``T``.
+        pitch: ``(L,)`` float32 normalised per-token pitch (0 = unvoiced).
+        energy: ``(L,)`` float32 ``log(1 + e)`` per token, or None without energy conditioning.
+        mel: ``(n_mels, T)`` float32 target log-mel.
+    """
+
+    id: str
+    tokens: torch.Tensor
+    durations: torch.Tensor
+    pitch: torch.Tensor
+    energy: torch.Tensor | None
+    mel: torch.Tensor
+
+
+@dataclass
+class _Entry:
+    """What is kept in memory per utterance after the checks: its id, symbols, durations, frames."""
+
+    id: str
+    tokens: np.ndarray
+    durations: np.ndarray
+    n_frames: int
+
+
+def feature_path(features_dir: Path, kind: str, utterance_id: str) -> Path:
+    """``<features_dir>/<kind>/<id>.npy`` for a kind of :data:`FEATURE_KINDS`."""
+    return features_dir / kind / f"{utterance_id}.npy"
+
+
+class FastPitchDataset(Dataset[FastPitchItem]):
+    """Utterances of a manifest with their FastPitch inputs and targets (module docstring).
+
+    Args:
+        records: Manifest records (``id`` is what is used).
+        features_dir: The features folder (``mels/``, ``symbols/``, ``durations/``, ``symbol_pitch/``).
+        pitch_stats: Normalisation of per-token pitch.
+        n_mels: Expected mel channels.
+        n_symbols: Size of the symbol table; ids must lie in ``[1, n_symbols)``. None = unchecked.
+        with_energy: Compute per-token energy (FastPitch's energy conditioning).
+
+    Raises:
+        UserError: listing every utterance whose files are missing, unreadable or disagree.
+    """
+
+    def __init__(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        features_dir: str | Path,
+        pitch_stats: PitchStats,
+        n_mels: int,
+        *,
+        n_symbols: int | None = None,
+        with_energy: bool = True,
+    ) -> None:
+        self.features_dir = Path(features_dir)
+        self.pitch_stats = pitch_stats
+        self.n_mels = int(n_mels)
+        self.n_symbols = n_symbols
+        self.with_energy = with_energy
+        self.entries: list[_Entry] = []
+        problems: list[str] = []
+        for record in records:
+            entry = self._check(str(record["id"]), problems)
+            if entry is not None:
+                self.entries.append(entry)
+        if problems:
+            shown = "\n  ".join(problems[:MAX_PROBLEMS_SHOWN])
+            more = len(problems) - MAX_PROBLEMS_SHOWN
+            tail = f"\n  ... and {more} more" if more > 0 else ""
+            raise UserError(f"FastPitch data in {self.features_dir}: {len(problems)} problem(s):\n  {shown}{tail}")
+
+    def path(self, kind: str, utterance_id: str) -> Path:
+        return feature_path(self.features_dir, kind, utterance_id)
+
+    def _load(self, kind: str, utterance_id: str, **options: Any) -> np.ndarray:
+        path = self.path(kind, utterance_id)
+        try:
+            return np.load(path, **options)
+        except FileNotFoundError:
+            raise UserError(f"utterance {utterance_id}: {path} is missing") from None
+        except (OSError, ValueError) as error:
+            raise UserError(f"utterance {utterance_id}: {path} does not load ({error})") from None
+
+    def _check(self, utterance_id: str, problems: list[str]) -> _Entry | None:
+        """Load the small per-utterance arrays and the mel's shape; record what is wrong."""
+        try:
+            shape = self._load("mels", utterance_id, mmap_mode="r").shape
+            tokens = self._load("symbols", utterance_id)
+            durations = self._load("durations", utterance_id)
+            pitch_shape = self._load("symbol_pitch", utterance_id, mmap_mode="r").shape
+        except UserError as error:
+            problems.append(str(error))
+            return None
+        where = f"utterance {utterance_id}"
+        if len(shape) != 2 or shape[0] != self.n_mels:
+            mel_path = self.path("mels", utterance_id)
+            problems.append(f"{where}: {mel_path} has shape {shape}, expected ({self.n_mels}, T)")
+            return None
+        n_frames = int(shape[1])
+        if tokens.ndim != 1 or tokens.size == 0 or durations.shape != tokens.shape:
+            problems.append(
+                f"{where}: {tokens.size if tokens.ndim == 1 else tokens.shape} symbols in "
+                f"{self.path('symbols', utterance_id)} but {durations.shape} durations in "
+                f"{self.path('durations', utterance_id)}; rerun the durations stage"
+            )
+            return None
+        if pitch_shape != tokens.shape:
+            problems.append(
+                f"{where}: {self.path('symbol_pitch', utterance_id)} has shape {pitch_shape}, expected "
+                f"{tokens.shape} (one value per symbol); rerun the durations stage"
+            )
+            return None
+        if (durations < 0).any() or int(durations.sum()) != n_frames:
+            problems.append(
+                f"{where}: durations in {self.path('durations', utterance_id)} sum to {int(durations.sum())} "
+                f"but its mel has T = {n_frames} frames; rerun the durations stage"
+            )
+            return None
+        high = self.n_symbols if self.n_symbols is not None else np.iinfo(np.int64).max
+        if tokens.min() < 1 or tokens.max() >= high:
+            problems.append(
+                f"{where}: symbol ids in {self.path('symbols', utterance_id)} range over "
+                f"[{tokens.min()}, {tokens.max()}], expected [1, {high - 1}] (0 is the pad)"
+            )
+            return None
+        return _Entry(utterance_id, tokens.astype(np.int64), durations.astype(np.int64), n_frames)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def ids(self) -> list[str]:
+        return [entry.id for entry in self.entries]
+
+    @property
+    def mel_lengths(self) -> list[int]:
+        """``T`` of each utterance, in dataset order."""
+        return [entry.n_frames for entry in self.entries]
+
+    def __getitem__(self, index: int) -> FastPitchItem:
+        entry = self.entries[index]
+        mel = self._load("mels", entry.id).astype(np.float32, copy=False)
+        if mel.shape != (self.n_mels, entry.n_frames):
+            # Checked when the dataset was built; a file replaced since then is caught here.
+            raise UserError(
+                f"utterance {entry.id}: {self.path('mels', entry.id)} changed to shape {mel.shape} during training"
+            )
+        pitch_hz = self._load("symbol_pitch", entry.id)
+        energy = torch.from_numpy(token_energy(mel, entry.durations)) if self.with_energy else None
+        return FastPitchItem(
+            id=entry.id,
+            tokens=torch.from_numpy(entry.tokens),
+            durations=torch.from_numpy(entry.durations),
+            pitch=torch.from_numpy(self.pitch_stats.normalise(pitch_hz)),
+            energy=energy,
+            mel=torch.from_numpy(np.ascontiguousarray(mel)),
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# batches
+# --------------------------------------------------------------------------------------------------
+
+
+_BATCH_TENSORS = ("tokens", "token_lengths", "durations", "pitch", "energy", "mels", "mel_lengths")
+
+
+@dataclass
+class FastPitchBatch:
+    """Padded utterances. Padding is 0 everywhere: pad token, zero duration, zero pitch/energy and an
+    all-zero mel frame (the mel loss treats target zeros as padding, reference section 3.4).
+
+    Attributes:
+        ids: ``B`` utterance ids.
+        tokens: ``(B, L)`` int64.
+        token_lengths: ``(B,)`` int64.
+        durations: ``(B, L)`` int64.
+        pitch: ``(B, L)`` float32, normalised.
+        energy: ``(B, L)`` float32 ``log(1 + e)``, or None.
+        mels: ``(B, n_mels, T)`` float32 target log-mels.
+        mel_lengths: ``(B,)`` int64, equal to ``durations.sum(1)``.
+    """
+
+    ids: list[str]
+    tokens: torch.Tensor
+    token_lengths: torch.Tensor
+    durations: torch.Tensor
+    pitch: torch.Tensor
+    energy: torch.Tensor | None
+    mels: torch.Tensor
+    mel_lengths: torch.Tensor
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    @property
+    def frames(self) -> int:
+        """Real (unpadded) mel frames in the batch: the unit of throughput."""
+        return int(self.mel_lengths.sum())
+
+    def _map(self, fn: Any) -> FastPitchBatch:
+        moved = {name: None if getattr(self, name) is None else fn(getattr(self, name)) for name in _BATCH_TENSORS}
+        return FastPitchBatch(ids=list(self.ids), **moved)
+
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> FastPitchBatch:
+        return self._map(lambda tensor: tensor.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self) -> FastPitchBatch:
+        """Called by a DataLoader with ``pin_memory=True``."""
+        return self._map(lambda tensor: tensor.pin_memory())
+
+    def inputs(self) -> FastPitchInputs:
+        """The model's teacher-forcing inputs."""
+        from tts_pipeline.models.fastpitch import FastPitchInputs
+
+        return FastPitchInputs(
+            tokens=self.tokens,
+            token_lengths=self.token_lengths,
+            durations=self.durations,
+            pitch=self.pitch,
+            energy=self.energy,
+        )
+
+
+def _pad(tensors: Sequence[torch.Tensor], dtype: torch.dtype) -> torch.Tensor:
+    """Right-pad 1-D tensors with zeros into ``(B, max length)``."""
+    out = torch.zeros(len(tensors), max(int(t.shape[-1]) for t in tensors), dtype=dtype)
+    for row, tensor in enumerate(tensors):
+        out[row, : tensor.shape[-1]] = tensor
+    return out
+
+
+def collate(items: Sequence[FastPitchItem]) -> FastPitchBatch:
+    """Pad items into a :class:`FastPitchBatch` (a module-level function, so worker processes pickle it)."""
+    if not items:
+        raise ValueError("collate: no items")
+    with_energy = items[0].energy is not None
+    n_mels = int(items[0].mel.shape[0])
+    mel_lengths = torch.tensor([int(item.mel.shape[1]) for item in items], dtype=torch.int64)
+    mels = torch.zeros(len(items), n_mels, int(mel_lengths.max()), dtype=torch.float32)
+    for row, item in enumerate(items):
+        mels[row, :, : item.mel.shape[1]] = item.mel
+    return FastPitchBatch(
+        ids=[item.id for item in items],
+        tokens=_pad([item.tokens for item in items], torch.int64),
+        token_lengths=torch.tensor([int(item.tokens.shape[0]) for item in items], dtype=torch.int64),
+        durations=_pad([item.durations for item in items], torch.int64),
+        pitch=_pad([item.pitch for item in items], torch.float32),
+        energy=_pad([item.energy for item in items], torch.float32) if with_energy else None,  # type: ignore[misc]
+        mels=mels,
+        mel_lengths=mel_lengths,
+    )
