@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -58,6 +59,12 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     with atomic_path(path) as tmp, open(tmp, mode, encoding=encoding) as handle:
         yield handle
         handle.flush()
+
+
+def copy_file(source: str | Path, path: str | Path) -> None:
+    """Copy ``source`` to ``path`` atomically (a killed copy leaves no partial ``path``)."""
+    with atomic_path(path) as tmp:
+        shutil.copyfile(source, tmp)
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -120,3 +120,29 @@ def mel_comparison(reference: np.ndarray, generated: np.ndarray, frame_period_s:
     figure.colorbar(image, ax=list(axes), label="log magnitude")
     axes[0].set_title(title)
     return figure
+
+
+def token_comparison(
+    symbols: Sequence[str], panels: Sequence[tuple[str, np.ndarray, np.ndarray]], title: str = ""
+) -> Figure:
+    """Per-token target and predicted values, one panel per quantity (e.g. pitch in Hz, durations).
+
+    Args:
+        symbols: L labels for the x axis.
+        panels: ``(label, target (L,), predicted (L,))`` per panel; NaN in a target leaves a gap
+            (e.g. an unvoiced token's pitch).
+    """
+    positions = np.arange(len(symbols))
+    figure, axes = plt.subplots(len(panels), 1, figsize=(max(8.0, len(symbols) * 0.18), 2.6 * len(panels)),
+                                sharex=True, squeeze=False)  # fmt: skip
+    for axis, (label, target, predicted) in zip(axes[:, 0], panels, strict=True):
+        axis.step(positions, target, where="mid", color="tab:blue", linewidth=1.2, label="target")
+        axis.step(positions, predicted, where="mid", color="tab:orange", linewidth=1.2, label="predicted")
+        axis.set_ylabel(label)
+        axis.legend(loc="upper right", fontsize=7)
+    bottom = axes[-1, 0]
+    bottom.set_xticks(positions)
+    bottom.set_xticklabels([symbol if symbol != " " else "␣" for symbol in symbols], fontsize=6)
+    bottom.set_xlabel("token")
+    axes[0, 0].set_title(title)
+    return figure

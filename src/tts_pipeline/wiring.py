@@ -31,6 +31,18 @@ STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
     "train_aligner": ("aligner", "audio.n_mel_channels", "text.symbol_set"),
     "durations": ("durations", "audio", "text.symbol_set"),
     "train_hifigan": ("hifigan", "audio"),
+    "train_fastpitch": ("fastpitch", "audio", "text.cleaners"),
+    # the model file carries everything else extraction needs
+    "extract_fastpitch_mels": ("fastpitch.extract_batch_size", "fastpitch.gpus"),
+    "finetune_hifigan": ("hifigan", "audio"),
+    "synthesize": ("inference", "audio"),
+}
+
+# Keys left out of a stage's slice although their section is in it: base vocoder training does not
+# read the fine-tuning settings, so changing them reruns only the fine-tuning.
+STAGE_EXCLUDES: dict[str, tuple[str, ...]] = {
+    "train_hifigan": ("hifigan.fine_tune_lr_factor", "hifigan.fine_tune_epochs", "hifigan.checkpoint"),
+    "train_fastpitch": ("fastpitch.checkpoint", "fastpitch.extract_batch_size"),
 }
 
 # Which module runs each stage (``tts-pipeline <stage>``).
@@ -41,6 +53,10 @@ STAGE_MODULES: dict[str, str] = {
     "train_aligner": "tts_pipeline.stages.train_aligner",
     "durations": "tts_pipeline.stages.durations",
     "train_hifigan": "tts_pipeline.stages.train_hifigan",
+    "train_fastpitch": "tts_pipeline.stages.train_fastpitch",
+    "extract_fastpitch_mels": "tts_pipeline.stages.extract_fastpitch_mels",
+    "finetune_hifigan": "tts_pipeline.stages.train_hifigan",
+    "synthesize": "tts_pipeline.stages.synthesize",
 }
 
 
@@ -59,6 +75,9 @@ def _lookup(config: PipelineConfig, dotted: str) -> Any:
 def stage_params(config: PipelineConfig, stage: str) -> str:
     """Compact, key-sorted JSON of the config a stage reads: ``{"data": {...}, "audio.sampling_rate": 22050}``."""
     payload = {name: _lookup(config, name) for name in STAGE_SECTIONS[stage]}
+    for dotted in STAGE_EXCLUDES.get(stage, ()):
+        section, key = dotted.rsplit(".", 1)
+        payload[section].pop(key)
     return json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
@@ -230,6 +249,36 @@ class Paths:
     def hifigan_metrics(self) -> str:
         return str(self.experiment / "hifigan" / "metrics.json")
 
+    @property
+    def hifigan_state(self) -> str:
+        """The final training checkpoint (generator, discriminators, optimisers): fine-tuning's start."""
+        return str(self.experiment / "hifigan" / "training_state.pt")
+
+    @property
+    def fastpitch_model(self) -> str:
+        return str(self.experiment / "fastpitch" / "model.pt")
+
+    @property
+    def fastpitch_metrics(self) -> str:
+        return str(self.experiment / "fastpitch" / "metrics.json")
+
+    @property
+    def fastpitch_mels_dir(self) -> str:
+        return str(self.experiment / "fastpitch_mels")
+
+    @property
+    def fastpitch_mels_index(self) -> str:
+        """Written last by ``extract_fastpitch_mels``: count, frames, timing, model hash."""
+        return str(self.experiment / "fastpitch_mels" / "index.json")
+
+    @property
+    def hifigan_finetuned_model(self) -> str:
+        return str(self.experiment / "hifigan_finetuned" / "model.pt")
+
+    @property
+    def hifigan_finetuned_metrics(self) -> str:
+        return str(self.experiment / "hifigan_finetuned" / "metrics.json")
+
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
@@ -261,12 +310,28 @@ class Pipeline:
 
     def all_targets(self) -> list[str]:
         """What ``rule all`` asks for: the last output of every phase built so far."""
-        return [
-            self.paths.validation,
-            self.paths.features_index,
-            self.paths.durations_index,
-            self.paths.hifigan_model,
-        ]
+        targets = [self.paths.validation, self.paths.features_index, self.paths.durations_index]
+        if self.config.fastpitch.checkpoint is None:
+            targets.append(self.paths.fastpitch_metrics)
+        if self.config.hifigan.checkpoint is None:
+            targets.append(self.paths.hifigan_metrics)
+        targets.append(self.paths.hifigan_finetuned_model)
+        return targets
+
+    # pretrained shortcut: a checkpoint path in the config stands in for the training rule's output,
+    # so the DAG no longer needs that rule.
+    def fastpitch_model(self) -> str:
+        """The FastPitch model file later stages read: ``fastpitch.checkpoint`` or the trained one."""
+        return self.config.fastpitch.checkpoint or self.paths.fastpitch_model
+
+    def hifigan_model(self) -> str:
+        """The base vocoder: ``hifigan.checkpoint`` or the trained one."""
+        return self.config.hifigan.checkpoint or self.paths.hifigan_model
+
+    def hifigan_init(self) -> str:
+        """What fine-tuning starts from: ``hifigan.checkpoint``, or the base run's final checkpoint
+        (with its discriminators)."""
+        return self.config.hifigan.checkpoint or self.paths.hifigan_state
 
     def durations_inputs(self) -> dict[str, str]:
         """The durations stage needs the trained aligner only when durations come from it."""
@@ -277,7 +342,14 @@ class Pipeline:
 
     def gpus(self, stage: str) -> int:
         """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""
-        return {"train_aligner": self.config.aligner.gpus, "train_hifigan": self.config.hifigan.gpus}.get(stage, 0)
+        config = self.config
+        return {
+            "train_aligner": config.aligner.gpus,
+            "train_hifigan": config.hifigan.gpus,
+            "train_fastpitch": config.fastpitch.gpus,
+            "extract_fastpitch_mels": config.fastpitch.gpus,
+            "finetune_hifigan": config.hifigan.gpus,
+        }.get(stage, 0)
 
     # tracking hooks: the parent run lives as long as one `snakemake` invocation
     def export_tracking_env(self) -> None:

@@ -96,3 +96,45 @@ def test_paths_follow_the_contract(demo):
     assert paths.validation == "results/demo/data/validation.json"
     assert paths.corpus_record == "resources/demo/corpus.json"
     assert paths.log("manifest") == "results/demo/logs/manifest.log"
+    assert paths.fastpitch_model == "results/demo/fastpitch/model.pt"
+    assert paths.fastpitch_mels_index == "results/demo/fastpitch_mels/index.json"
+    assert paths.hifigan_finetuned_model == "results/demo/hifigan_finetuned/model.pt"
+
+
+def test_fine_tuning_settings_do_not_reach_base_vocoder_training(demo):
+    before = _params(demo)
+    demo["hifigan"]["fine_tune_epochs"] = 99
+    demo["hifigan"]["fine_tune_lr_factor"] = 2.0
+    after = _params(demo)
+    assert before["train_hifigan"] == after["train_hifigan"]
+    assert before["finetune_hifigan"] != after["finetune_hifigan"]
+    assert "fine_tune_epochs" not in json.loads(after["train_hifigan"])["hifigan"]
+
+
+def test_fastpitch_settings_reach_fastpitch_stages_and_not_the_vocoder(demo):
+    before = _params(demo)
+    demo["fastpitch"]["learning_rate"] = 0.123
+    after = _params(demo)
+    changed = {stage for stage in before if before[stage] != after[stage]}
+    assert changed == {"train_fastpitch"}, "extraction reruns through its input, the new model file"
+    demo["fastpitch"]["extract_batch_size"] = 3
+    final = _params(demo)
+    assert final["train_fastpitch"] == after["train_fastpitch"], "training ignores the extraction batch"
+    assert final["extract_fastpitch_mels"] != after["extract_fastpitch_mels"]
+
+
+def test_pretrained_checkpoints_replace_the_training_outputs(demo):
+    pipeline = wiring.Pipeline(demo)
+    trained = pipeline.all_targets()
+    assert pipeline.fastpitch_model() == pipeline.paths.fastpitch_model
+    assert pipeline.hifigan_init() == pipeline.paths.hifigan_state
+    assert pipeline.paths.fastpitch_metrics in trained and pipeline.paths.hifigan_metrics in trained
+
+    demo["fastpitch"]["checkpoint"] = "pretrained/fastpitch.pt"
+    demo["hifigan"]["checkpoint"] = "pretrained/hifigan.pt"
+    pipeline = wiring.Pipeline(demo)
+    assert pipeline.fastpitch_model() == "pretrained/fastpitch.pt"
+    assert pipeline.hifigan_model() == pipeline.hifigan_init() == "pretrained/hifigan.pt"
+    targets = pipeline.all_targets()
+    assert pipeline.paths.fastpitch_metrics not in targets and pipeline.paths.hifigan_metrics not in targets
+    assert pipeline.paths.hifigan_finetuned_model in targets

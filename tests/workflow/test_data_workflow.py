@@ -16,7 +16,17 @@ from ..conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-STAGES = ("corpus", "manifest", "features", "train_aligner", "durations", "train_hifigan")
+STAGES = (
+    "corpus",
+    "manifest",
+    "features",
+    "train_aligner",
+    "durations",
+    "train_hifigan",
+    "train_fastpitch",
+    "extract_fastpitch_mels",
+    "finetune_hifigan",
+)
 
 BIN = Path(sys.executable).parent
 
@@ -50,7 +60,14 @@ def tiny_demo(workdir: Path, **changes) -> Path:
         upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 3]],
         mpd_periods=[2, 3], discriminator_channels_scale=0.0625, segment_size=2048,
         global_batch_size=4, batch_size=4, epochs=2, validation_every_n_epochs=1,
-        samples_every_n_epochs=2, n_samples=1, checkpoint_every_n_epochs=1,
+        samples_every_n_epochs=2, n_samples=1, checkpoint_every_n_epochs=1, fine_tune_epochs=1,
+    )
+    config["fastpitch"].update(
+        symbols_embedding_dim=32, in_fft_n_layers=1, in_fft_d_head=16, in_fft_conv1d_filter_size=64,
+        in_fft_output_size=32, out_fft_n_layers=1, out_fft_d_head=16, out_fft_conv1d_filter_size=64,
+        out_fft_output_size=32, dur_predictor_filter_size=32, pitch_predictor_filter_size=32,
+        energy_predictor_filter_size=32, global_batch_size=4, batch_size=4, epochs=2, warmup_steps=4,
+        validation_every_n_epochs=1, checkpoint_every_n_epochs=1, n_plots=1, extract_batch_size=8,
     )
     for dotted, value in changes.items():
         section = config
@@ -218,3 +235,52 @@ def test_changing_a_pitch_setting_reruns_features_and_dependants_only(demo_run):
         assert f"rule {rule}:" in out
     for rule in ("corpus", "manifest", "train_hifigan"):
         assert f"rule {rule}:" not in out
+
+
+def test_fastpitch_mels_have_the_ground_truth_frame_count(demo_run):
+    workdir, _ = demo_run
+    experiment = workdir / "results/demo"
+    index = json.loads((experiment / "fastpitch_mels/index.json").read_text())
+    ids = [json.loads(line)["id"] for line in (experiment / "features/features.jsonl").read_text().splitlines()]
+    assert len(ids) == 24
+    for utterance_id in ids:
+        generated = np.load(experiment / "fastpitch_mels" / f"{utterance_id}.npy")
+        truth = np.load(experiment / "features/mels" / f"{utterance_id}.npy")
+        assert generated.shape == truth.shape and generated.dtype == np.float32
+        assert np.isfinite(generated).all()
+    assert index["n_utterances"] == 24
+
+
+def test_fine_tuning_reports_base_and_fine_tuned_losses_and_leaves_the_base_alone(demo_run):
+    workdir, _ = demo_run
+    experiment = workdir / "results/demo"
+    metrics = json.loads((experiment / "hifigan_finetuned/metrics.json").read_text())
+    assert metrics["val_loss_mel_start"] > 0 and metrics["val_loss_mel"] > 0
+    from tts_pipeline.training.hifigan import load_generator
+
+    _, info = load_generator(experiment / "hifigan_finetuned/model.pt")
+    assert info.fine_tuned_from is not None and "hifigan/training_state.pt" in info.fine_tuned_from
+    base_state = experiment / "hifigan/training_state.pt"
+    assert base_state.stat().st_mtime < (experiment / "hifigan_finetuned/model.pt").stat().st_mtime
+
+
+def test_changing_fastpitch_reruns_fastpitch_and_fine_tuning_not_the_base_vocoder(demo_run):
+    workdir, _ = demo_run
+    config = tiny_demo(workdir, data__split__seed=99, fastpitch__learning_rate=0.04)
+    plan = snakemake(workdir, "-n", config=config)
+    out = plan.stdout + plan.stderr
+    for rule in ("train_fastpitch", "extract_fastpitch_mels", "finetune_hifigan"):
+        assert f"rule {rule}:" in out
+    for rule in ("train_hifigan", "features", "durations", "manifest"):
+        assert f"rule {rule}:" not in out
+
+
+def test_a_pretrained_checkpoint_replaces_its_training_rule(demo_run, tmp_path):
+    workdir, _ = demo_run
+    pretrained = tmp_path / "fastpitch.pt"
+    pretrained.write_bytes(b"")  # a dry run only checks that the file exists
+    config = tiny_demo(tmp_path, fastpitch__checkpoint=str(pretrained))
+    plan = snakemake(tmp_path, "-n", config=config)
+    out = plan.stdout + plan.stderr
+    assert "rule train_fastpitch:" not in out and "rule extract_fastpitch_mels:" in out
+    assert "rule train_hifigan:" in out

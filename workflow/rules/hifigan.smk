@@ -1,4 +1,5 @@
-## HIFIGAN: the vocoder, trained on ground-truth audio (its input mels come from the one mel function)
+## HIFIGAN: the vocoder, trained on ground-truth audio (its input mels come from the one mel function),
+## then fine-tuned on FastPitch's teacher-forced mels of the same clips.
 
 
 rule train_hifigan:
@@ -8,6 +9,7 @@ rule train_hifigan:
     output:
         model=paths.hifigan_model,
         metrics=paths.hifigan_metrics,
+        state=paths.hifigan_state,
     params:
         section=pipeline.params("train_hifigan"),
         code=pipeline.code("train_hifigan"),
@@ -18,13 +20,44 @@ rule train_hifigan:
         paths.log("train_hifigan"),
     benchmark:
         paths.benchmark("train_hifigan")
-    threads: 4
+    threads: 2
     conda:
         "../envs/tts.yaml"
     shell:
         # One process per GPU Snakemake granted (resources.gpu, capped by --resources gpu=N), under
         # torchrun; a single CPU process when it is 0. Accumulation keeps the global batch fixed.
-        "tts-pipeline lease-gpus --count {resources.gpu} --stage --"
+        "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train_hifigan --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " > {log:q} 2>&1"
+        " --state {output.state:q} > {log:q} 2>&1"
+
+
+rule finetune_hifigan:
+    input:
+        train=paths.manifest("train"),
+        val=paths.manifest("val"),
+        init=pipeline.hifigan_init(),
+        mels=paths.fastpitch_mels_index,
+    output:
+        model=paths.hifigan_finetuned_model,
+        metrics=paths.hifigan_finetuned_metrics,
+    params:
+        section=pipeline.params("finetune_hifigan"),
+        code=pipeline.code("finetune_hifigan"),
+        work_dir=paths.work("finetune_hifigan"),
+    resources:
+        gpu=pipeline.gpus("finetune_hifigan"),
+    log:
+        paths.log("finetune_hifigan"),
+    benchmark:
+        paths.benchmark("finetune_hifigan")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        # Reads the base checkpoint (never writes it), trains hifigan.fine_tune_epochs on
+        # (FastPitch mel, ground-truth audio) pairs; its checkpoints live in its own work folder.
+        "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
+        " train_hifigan --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
+        " --init-from {input.init:q} --mels-dir $(dirname {input.mels:q}) > {log:q} 2>&1"

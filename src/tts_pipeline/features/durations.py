@@ -7,7 +7,8 @@ duration vector sums exactly to ``T``.
 - :func:`durations_from_attention`: MAS on the aligner's log attention (reference section 3.3).
 - :func:`durations_from_intervals` / :func:`read_textgrid_durations`: an interval tier (MFA-style
   ``phones``), seconds to frames (see :func:`frame_boundaries`).
-- :func:`symbol_pitch`: mean voiced pitch inside each symbol's frames (reference section 3.5).
+- :func:`symbol_mean` / :func:`symbol_pitch`: mean of the non-zero (voiced) frames inside each symbol's
+  frames (reference section 3.5); FastPitch's per-token energy uses the same average.
 - :class:`SymbolTable`: the inventory of TextGrid phone labels, built from the training set.
 """
 
@@ -51,10 +52,39 @@ def durations_from_attention(log_attn: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 
 
+def symbol_mean(values: np.ndarray, durations: np.ndarray, *, what: str = "frames") -> np.ndarray:
+    """Mean of the non-zero frame values inside each symbol's span; 0 when none is non-zero.
+
+    Cumulative sums gathered at the duration boundaries, no loop over symbols. Zero marks a frame
+    without a value (an unvoiced pitch frame), so it counts neither in the sum nor in the count
+    (reference section 3.5; FastPitch averages pitch and energy this way).
+
+    Args:
+        values: ``(T,)`` frame values, 0 = no value.
+        durations: ``(L,)`` non-negative frames per symbol, summing to ``T``.
+        what: What the frames are, for error messages.
+
+    Returns:
+        ``(L,)`` float32. A zero-length symbol gets 0.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    durations = np.asarray(durations)
+    if values.ndim != 1 or durations.ndim != 1:
+        raise ValueError(f"expected values (T,) and durations (L,), got {values.shape} and {durations.shape}")
+    if (durations < 0).any() or int(durations.sum()) != values.size:
+        raise ValueError(f"durations must be >= 0 and sum to the {values.size} {what}, sum {durations.sum()}")
+    present = values != 0
+    value_sum = np.concatenate(([0.0], np.cumsum(np.where(present, values, 0.0))))
+    present_count = np.concatenate(([0], np.cumsum(present)))
+    ends = np.cumsum(durations)
+    starts = ends - durations
+    total = value_sum[ends] - value_sum[starts]
+    count = present_count[ends] - present_count[starts]
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0).astype(np.float32)
+
+
 def symbol_pitch(pitch: np.ndarray, durations: np.ndarray) -> np.ndarray:
     """Mean pitch of the voiced frames (pitch > 0) inside each symbol's span; 0 when none is voiced.
-
-    Cumulative sums gathered at the duration boundaries, no loop over symbols.
 
     Args:
         pitch: ``(T,)`` frame pitch in Hz, 0 = unvoiced.
@@ -64,19 +94,8 @@ def symbol_pitch(pitch: np.ndarray, durations: np.ndarray) -> np.ndarray:
         ``(L,)`` float32 in Hz. A zero-length symbol gets 0.
     """
     pitch = np.asarray(pitch, dtype=np.float64)
-    durations = np.asarray(durations)
-    if pitch.ndim != 1 or durations.ndim != 1:
-        raise ValueError(f"expected pitch (T,) and durations (L,), got {pitch.shape} and {durations.shape}")
-    if (durations < 0).any() or int(durations.sum()) != pitch.size:
-        raise ValueError(f"durations must be >= 0 and sum to the {pitch.size} pitch frames, sum {durations.sum()}")
-    voiced = pitch > 0
-    pitch_sum = np.concatenate(([0.0], np.cumsum(np.where(voiced, pitch, 0.0))))
-    voiced_count = np.concatenate(([0], np.cumsum(voiced)))
-    ends = np.cumsum(durations)
-    starts = ends - durations
-    total = pitch_sum[ends] - pitch_sum[starts]
-    count = voiced_count[ends] - voiced_count[starts]
-    return np.where(count > 0, total / np.maximum(count, 1), 0.0).astype(np.float32)
+    # A negative value is no pitch either (pitch trackers never emit one; the guard keeps the rule "> 0").
+    return symbol_mean(np.where(pitch > 0, pitch, 0.0), durations, what="pitch frames")
 
 
 # --------------------------------------------------------------------------------------------------

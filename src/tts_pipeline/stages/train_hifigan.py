@@ -8,10 +8,13 @@ GPU lease), or as a plain command on the CPU. Resumable: checkpoints go to ``--w
 ``hifigan.checkpoint_every_n_epochs`` epochs and when training stops; a rerun continues from the
 newest one (in the same MLflow run) unless the settings that shape training changed.
 
+``--state`` also writes a copy of the final training checkpoint (generator, discriminators, optimisers):
+what fine-tuning starts from, kept beside the model so that it is a declared output.
+
 Fine-tuning mode: ``--init-from`` (a checkpoint file or folder of this stage, or a model file) starts
-from those weights with the learning rate multiplied once by ``hifigan.fine_tune_lr_factor``;
-``--mels-dir`` makes the generator input the ``<id>.npy`` mels of that folder instead of mels
-computed from the audio.
+from those weights with the learning rate multiplied once by ``hifigan.fine_tune_lr_factor`` and
+trains for ``hifigan.fine_tune_epochs``; ``--mels-dir`` makes the generator input the ``<id>.npy`` mels
+of that folder instead of mels computed from the audio.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from tts_pipeline.stages.common import add_section_argument, load_section, log_e
 log = logging.getLogger(__name__)
 
 STAGE = "train_hifigan"
+FINE_TUNE_STAGE = "finetune_hifigan"  # the same command with --init-from, tracked under its rule's name
 SECTION_KEYS = ("hifigan", "audio")
 
 
@@ -50,21 +54,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mels-dir", type=Path, default=None, help="fine-tune: generator input mels <id>.npy from this folder"
     )
+    parser.add_argument(
+        "--state", type=Path, default=None, help="also write the final checkpoint here (what fine-tuning starts from)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, HiFiGANConfig, parse_section
     from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.files import write_json
+    from tts_pipeline.files import copy_file, write_json
     from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
     from tts_pipeline.training import hifigan as trainer
     from tts_pipeline.training.checkpoint import CheckpointManager
     from tts_pipeline.training.distributed import distributed_session
+    from tts_pipeline.training.engine import find_resume_checkpoint
 
     payload = load_section(args, *SECTION_KEYS)
     cfg: HiFiGANConfig = parse_section(HiFiGANConfig, payload["hifigan"], "hifigan")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     _check_agreement(cfg, audio)
+    if args.init_from is not None:
+        cfg = cfg.model_copy(update={"epochs": cfg.fine_tune_epochs})
     log_every = log_every_n_steps()
     gpus = cfg.gpus if args.gpus is None else args.gpus
 
@@ -91,11 +101,7 @@ def run(args: argparse.Namespace) -> None:
             trainer.resume_hash(payload["hifigan"], payload["audio"], init_from=args.init_from, mels_dir=args.mels_dir),
             keep=cfg.keep_checkpoints,
         )
-        # Rank 0 looks first: it may move checkpoints of another config aside before the others look.
-        checkpoint = manager.latest() if context.is_main else None
-        context.barrier()
-        if not context.is_main:
-            checkpoint = manager.latest()
+        checkpoint = find_resume_checkpoint(manager, context)
         init = trainer.load_init(args.init_from) if args.init_from is not None and checkpoint is None else None
 
         tags = {
@@ -104,7 +110,7 @@ def run(args: argparse.Namespace) -> None:
             "mode": "fine-tune" if args.init_from or args.mels_dir else "base",
         }
         with tracked(
-            STAGE,
+            FINE_TUNE_STAGE if args.init_from is not None else STAGE,
             payload,
             dataset=args.manifest_dir.resolve().parent.name,
             tags=tags,
@@ -129,6 +135,8 @@ def run(args: argparse.Namespace) -> None:
             )
             if context.is_main:
                 trainer.save_generator(args.model, result, audio)
+                if args.state is not None:
+                    copy_file(manager.paths()[-1], args.state)
                 write_json(args.metrics, result.metrics)
                 final = {key: value for key, value in result.metrics.items() if key.startswith("val_")}
                 final = {key: value for key, value in final.items() if value is not None}

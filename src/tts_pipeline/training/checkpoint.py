@@ -23,11 +23,11 @@ import logging
 import random
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -319,3 +319,37 @@ def load_model_file(path: str | Path) -> ModelFile:
         step=int(payload["step"]),
         extra=payload.get("extra") or {},
     )
+
+
+ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
+
+
+def rebuild_model(
+    path: str | Path,
+    build: Callable[[dict[str, Any]], ModuleT],
+    *,
+    what: str,
+    required_extra: Sequence[str] = (),
+) -> tuple[ModuleT, ModelFile]:
+    """A model rebuilt from its model file alone, weights loaded, in eval mode on the CPU.
+
+    Args:
+        path: The model file.
+        build: Makes the module from the file's ``model_config`` (e.g. a ``from_config`` classmethod).
+        what: The model's name for messages ("HiFi-GAN", "FastPitch").
+        required_extra: Extras the file must record to be this kind of model file.
+
+    Raises:
+        UserError naming the file when it is missing, of another kind, or does not fit its own config.
+    """
+    model_file = load_model_file(path)
+    missing = [key for key in required_extra if key not in model_file.extra]
+    if missing:
+        raise UserError(f"{path}: not a {what} model file (it records no {', '.join(missing)})")
+    try:
+        module = build(dict(model_file.model_config))
+        module.load_state_dict(model_file.state_dict)
+    except (ValueError, TypeError, KeyError, RuntimeError) as error:
+        raise UserError(f"{path}: the {what} model does not rebuild from its own config ({error})") from None
+    module.eval()
+    return module, model_file

@@ -1,5 +1,5 @@
-"""What every trainer shares: precision (AMP), gradient accumulation, throughput, NaN/Inf guard, seeding,
-learning-rate helpers and running means for log lines.
+"""What every trainer shares: precision (AMP), gradient accumulation, data loaders, finding the checkpoint
+to resume, throughput, NaN/Inf guard, seeding, learning-rate helpers and running means for log lines.
 
 Throughput unit. :class:`ThroughputMeter` counts *real mel frames*: a HiFi-GAN item of
 ``segment_size`` samples is ``segment_size / hop`` frames (32 for 8192 samples), summed over every
@@ -18,15 +18,17 @@ import logging
 import math
 import random
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 from tts_pipeline.errors import UserError
+from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.distributed import DistributedContext
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,15 @@ class MetricsSink(Protocol):
     """Where metrics go (a :class:`tts_pipeline.tracking.StageRun`, or anything with this method)."""
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
+
+
+class ArtifactSink(MetricsSink, Protocol):
+    """A tracking run that also takes files (plots, audio samples) and says whether it records at all."""
+
+    @property
+    def active(self) -> bool: ...
+
+    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None: ...
 
 
 # --------------------------------------------------------------------------------------------------
@@ -108,6 +119,48 @@ def accumulation_steps(global_batch_size: int, batch_size: int, world_size: int,
             f"or a GPU count, that divides the global batch (gradient accumulation makes up the rest)"
         )
     return global_batch_size // per_step
+
+
+def make_loader(
+    dataset: Dataset[Any], batch_size: int, num_workers: int, device: torch.device, **options: Any
+) -> DataLoader:
+    """A DataLoader with the settings every trainer wants: pinned memory for a GPU, workers kept alive
+    between epochs. ``options`` go to DataLoader (sampler, collate_fn, drop_last, generator, ...)."""
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        num_workers=num_workers,
+        pin_memory=device.type == "cuda",
+        persistent_workers=num_workers > 0,
+        **options,
+    )
+
+
+Item = TypeVar("Item")
+
+
+def grouped(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    """Consecutive groups of ``size`` items (the micro-batches of one optimiser step); an incomplete
+    last group is dropped, so every step sees a full global batch."""
+    group: list[Item] = []
+    for item in items:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+
+
+def find_resume_checkpoint(manager: CheckpointManager, context: DistributedContext) -> Checkpoint | None:
+    """The checkpoint every rank resumes from (None = start fresh).
+
+    Rank 0 looks first, because looking may move checkpoints of another config aside; the other ranks
+    look after it has done so, and so find the same file.
+    """
+    checkpoint = manager.latest() if context.is_main else None
+    context.barrier()
+    if not context.is_main:
+        checkpoint = manager.latest()
+    return checkpoint
 
 
 # --------------------------------------------------------------------------------------------------

@@ -34,11 +34,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -62,54 +61,30 @@ from tts_pipeline.training.checkpoint import (
     CheckpointManager,
     load_checkpoint,
     load_model_file,
+    rebuild_model,
     restore_rng_state,
     save_model_file,
 )
 from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import (
+    ArtifactSink,
     Precision,
-    RunningMeans,
-    ThroughputMeter,
-    accumulation_steps,
     check_finite,
     learning_rate,
+    make_loader,
     nvidia_frames_per_s,
     resolve_precision,
     scale_learning_rate,
-    seed_everything,
 )
+from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS, EpochLoop, StepReport
 
 log = logging.getLogger(__name__)
 
 STAGE = "train_hifigan"
-# Settings that change how long, where or how often-observed training runs, not the weights'
-# trajectory. batch_size and gpus only split the fixed global batch differently (same updates).
-RESUME_NEUTRAL_KEYS = (
-    "epochs",
-    "max_steps",
-    "checkpoint_every_n_epochs",
-    "keep_checkpoints",
-    "num_workers",
-    "gpus",
-    "batch_size",
-    "validation_every_n_epochs",
-    "validation_repeats",
-    "samples_every_n_epochs",
-    "n_samples",
-)
+# What besides the loop's settings leaves the weights' trajectory alone: validation and samples.
+RESUME_NEUTRAL_KEYS = (*LOOP_RESUME_NEUTRAL_KEYS, "validation_repeats", "samples_every_n_epochs", "n_samples")
 DIVERGED_HINT = "Try a lower hifigan.learning_rate, or amp: off / bf16 instead of fp16."
 LOSS_NAMES = ("loss_discrim", "loss_gen", "loss_mel", "loss_adv", "loss_fm")
-
-
-class ArtifactSink(Protocol):
-    """A tracking run (:class:`tts_pipeline.tracking.StageRun`): metrics and files."""
-
-    @property
-    def active(self) -> bool: ...
-
-    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None: ...
-
-    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None: ...
 
 
 def resume_hash(
@@ -694,29 +669,6 @@ class TrainingResult:
     metrics: dict[str, Any]
 
 
-def _loader(
-    dataset: Dataset[Any], batch_size: int, num_workers: int, device: torch.device, **kwargs: Any
-) -> DataLoader:
-    return DataLoader(
-        dataset,
-        batch_size=batch_size,
-        num_workers=num_workers,
-        pin_memory=device.type == "cuda",
-        persistent_workers=num_workers > 0,
-        **kwargs,
-    )
-
-
-def _batches(loader: DataLoader, k: int) -> Iterator[list[Mapping[str, Any]]]:
-    """Groups of ``k`` consecutive batches (an incomplete last group is dropped: only full global batches)."""
-    group: list[Mapping[str, Any]] = []
-    for batch in loader:
-        group.append(batch)
-        if len(group) == k:
-            yield group
-            group = []
-
-
 def train_hifigan(
     cfg: HiFiGANConfig,
     audio_cfg: AudioConfig,
@@ -764,16 +716,20 @@ def train_hifigan(
         run_id=run_id,
         log_every=log_every,
         sample_clips=sample_clips,
+        init=init,
         on_checkpoint=on_checkpoint,
     )
-    loop.start(checkpoint, init)
-    while not loop.done() and loop.run_epoch():
-        pass
-    return loop.finish()
+    loop.run(checkpoint)
+    return loop.result()
 
 
-class _Loop:
-    """The moving parts of one training run; :func:`train_hifigan` is the public entry."""
+class _Loop(EpochLoop):
+    """HiFi-GAN's step, validation, samples and checkpoints on the shared epoch loop;
+    :func:`train_hifigan` is the public entry."""
+
+    train_key = "train_loss_gen"
+    val_key = "val_loss_mel"
+    state: HiFiGANState
 
     def __init__(
         self,
@@ -788,18 +744,24 @@ class _Loop:
         run_id: str | None,
         log_every: int,
         sample_clips: Sequence[SampleClip],
+        init: InitWeights | None,
         on_checkpoint: Callable[[HiFiGANState], None] | None,
     ) -> None:
-        self.cfg, self.audio_cfg, self.context, self.manager = cfg, audio_cfg, context, manager
-        self.train_set, self.val_set = train_set, val_set
-        self.sink = sink if context.is_main else None  # only rank 0 logs
-        self.run_id = run_id
-        self.log_every = log_every
-        self.sample_clips = sample_clips
-        self.on_checkpoint = on_checkpoint
+        super().__init__(
+            cfg,
+            "hifigan",
+            train_set,
+            context=context,
+            manager=manager,
+            sink=sink,
+            run_id=run_id,
+            log_every=log_every,
+            on_checkpoint=on_checkpoint,
+        )
+        self.hifigan, self.audio_cfg, self.val_set = cfg, audio_cfg, val_set
+        self.sample_clips, self.init = sample_clips, init
         device = context.device
         self.precision = resolve_precision(cfg.amp, device, key="hifigan.amp")
-        self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section="hifigan")
         if device.type == "cuda":
             torch.backends.cudnn.benchmark = True  # fixed segment shapes: let cuDNN pick its fastest kernels
         self.state = build_state(cfg, audio_cfg.n_mel_channels, self.precision)
@@ -815,65 +777,27 @@ class _Loop:
             accumulation=self.k,
         )
         self.frames_per_item = cfg.segment_size // audio_cfg.hop_length
-
-        self.sampler = context.sampler(train_set, seed=cfg.seed)
-        self.loader = _loader(train_set, cfg.batch_size, cfg.num_workers, device, sampler=self.sampler, drop_last=True)
-        self.steps_per_epoch = len(self.sampler) // cfg.batch_size // self.k
-        if self.steps_per_epoch == 0:
-            raise UserError(
-                f"hifigan: {len(train_set)} training utterances give no full global batch of "
-                f"{cfg.global_batch_size} ({context.world_size} process(es) x batch {cfg.batch_size} x {self.k} "
-                f"accumulation); lower hifigan.global_batch_size"
-            )
         self.val_loader = None
         if val_set is not None and len(val_set):
             # Its own generator: iterating it must not draw from the global RNG that training crops use.
             shard = Subset(val_set, context.shard(len(val_set)))
-            self.val_loader = _loader(
+            self.val_loader = make_loader(
                 shard, cfg.batch_size, min(cfg.num_workers, 1), device, generator=torch.Generator()
             )
-
-        self.resumed_from = 0
         self.fine_tuned_from: str | None = None
-        self.saved_step = -1
-        self.started = time.perf_counter()
-        self.steps_run = 0
-        self.frames_run = 0.0
-        self.train_seconds = 0.0
-        self.window = RunningMeans()
-        self.window_meter = ThroughputMeter(context)
 
-    # -- set-up and stopping -----------------------------------------------------------------------
+    # -- hooks of the epoch loop -------------------------------------------------------------------
 
-    def start(self, checkpoint: Checkpoint | None, init: InitWeights | None) -> None:
-        """Resume from ``checkpoint``, or start fresh (from ``init`` when fine-tuning) and validate."""
-        state, cfg, context = self.state, self.cfg, self.context
-        if checkpoint is not None:
-            # Rank 0 continues its saved RNG stream exactly; the other ranks reseed from (seed, rank, step).
-            restore_state(state, checkpoint, restore_rng=context.is_main)
-            if not context.is_main:
-                seed_everything(cfg.seed + 1000 * checkpoint.step, context.rank)
-            self.resumed_from = self.saved_step = checkpoint.step
-            self.fine_tuned_from = checkpoint.extra.get("fine_tuned_from")
-            log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
-        else:
-            seed_everything(cfg.seed, context.rank)
-            if init is not None:
-                apply_init(state, init, cfg)
-                self.fine_tuned_from = str(init.path)
-            first = self.validate()
-            state.history.append({"epoch": 0.0, "step": 0.0, **first})
-            if first:
-                log.info("before training: val mel loss %.3f", first["val_loss_mel"])
-        self.started = time.perf_counter()
+    def restore(self, checkpoint: Checkpoint) -> None:
+        restore_state(self.state, checkpoint, restore_rng=self.context.is_main)
+        self.fine_tuned_from = checkpoint.extra.get("fine_tuned_from")
 
-    def done(self) -> bool:
-        state, cfg = self.state, self.cfg
-        return state.epoch > cfg.epochs or (cfg.max_steps is not None and state.step >= cfg.max_steps)
+    def on_fresh_start(self) -> None:
+        if self.init is not None:
+            apply_init(self.state, self.init, self.hifigan)
+            self.fine_tuned_from = str(self.init.path)
 
-    # -- validation and checkpoints ----------------------------------------------------------------
-
-    def validate(self) -> dict[str, float]:
+    def validate(self, epoch: int) -> dict[str, float]:
         if self.val_loader is None:
             return {}
         figures = evaluate(self.state, self.runtime, self.val_loader)
@@ -881,116 +805,65 @@ class _Loop:
             self.sink.log_metrics(figures, step=self.state.step)
         return figures
 
-    def checkpoint(self) -> None:
-        if self.context.is_main:
-            extra = {
-                "world_size": self.context.world_size,
-                "accumulation": self.k,
-                "fine_tuned_from": self.fine_tuned_from,
-            }
-            save_state(self.manager, self.state, self.run_id, extra)
-        self.context.barrier()
-        self.saved_step = self.state.step
-        if self.on_checkpoint is not None:
-            self.on_checkpoint(self.state)
+    def save_checkpoint(self) -> None:
+        extra = {"world_size": self.context.world_size, "accumulation": self.k, "fine_tuned_from": self.fine_tuned_from}
+        save_state(self.manager, self.state, self.run_id, extra)
 
-    # -- one epoch ---------------------------------------------------------------------------------
-
-    def run_epoch(self) -> bool:
-        """Train the rest of the current epoch (or up to ``max_steps``); True if the epoch finished."""
-        state, cfg, k = self.state, self.cfg, self.k
-        epoch = state.epoch
-        self.sampler.set_position(epoch, skip=state.batch_in_epoch * k * cfg.batch_size)
+    def begin_epoch(self, epoch: int) -> None:
         if hasattr(self.train_set, "set_epoch"):
             self.train_set.set_epoch(epoch)
-        state.generator.train()
-        state.discriminators.train()
-        epoch_means = RunningMeans()
-        epoch_meter = ThroughputMeter(self.context)
-        self.window_meter.reset()  # validation and checkpoint time are not training throughput
-        groups = _batches(self.loader, k)
-        while state.batch_in_epoch < self.steps_per_epoch and not self.done():
-            micro_batches = [self.runtime.prepare(batch) for batch in next(groups)]
-            losses = train_step(state, self.runtime, micro_batches)
-            state.step += 1
-            state.batch_in_epoch += 1
-            check_finite(
-                losses, stage=STAGE, step=state.step, epoch=epoch, checkpoints=self.manager.paths(), hint=DIVERGED_HINT
-            )
-            items = sum(batch.size for batch in micro_batches)
-            for meter in (self.window_meter, epoch_meter):
-                meter.add(items * self.frames_per_item, items)
-            self.window.add(losses)
-            epoch_means.add(losses)
-            self.steps_run += 1
-            if state.step % self.log_every == 0:
-                self._log_window(epoch)
-        del groups
-        seconds = epoch_meter.elapsed()
-        frames, _ = self.context.sum_floats([epoch_meter.frames, 0.0])
-        self.train_seconds += seconds
-        self.frames_run += frames
-        if state.batch_in_epoch < self.steps_per_epoch:
-            return False  # max_steps reached mid-epoch
-        self._end_epoch(epoch_means, frames / seconds)
-        if epoch % cfg.checkpoint_every_n_epochs == 0:
-            self.checkpoint()
-        return True
+        self.state.generator.train()
+        self.state.discriminators.train()
 
-    def _log_window(self, epoch: int) -> None:
-        frames_per_s, _ = self.window_meter.rate()  # a collective: every rank calls it
-        if self.sink is not None:
-            figures = {
-                **self.window.means("train_"),
-                "lr_gen": learning_rate(self.state.optim_g),
-                "lr_discrim": learning_rate(self.state.optim_d),
-                "frames_per_s": frames_per_s,
-                "epoch": epoch,
-            }
-            self.sink.log_metrics(figures, step=self.state.step)
-        self.window.reset()
-        self.window_meter.reset()
+    def train_step(self, batches: Sequence[Any]) -> StepReport:
+        state = self.state
+        micro_batches = [self.runtime.prepare(batch) for batch in batches]
+        losses = train_step(state, self.runtime, micro_batches)
+        check_finite(
+            losses,
+            stage=STAGE,
+            step=state.step + 1,
+            epoch=state.epoch,
+            checkpoints=self.manager.paths(),
+            hint=DIVERGED_HINT,
+        )
+        items = sum(batch.size for batch in micro_batches)
+        return StepReport(figures=losses, frames=items * self.frames_per_item, items=items)
 
-    def _end_epoch(self, means: RunningMeans, frames_per_s: float) -> None:
-        """Validation and samples when due, the epoch's history entry, the lr decay, the next epoch."""
-        state, cfg = self.state, self.cfg
-        epoch = state.epoch
-        figures: dict[str, float] = {
-            "epoch": float(epoch),
-            "step": float(state.step),
-            **means.means("train_"),
-            "lr_gen": learning_rate(state.optim_g),
-            "frames_per_s": frames_per_s,
-        }
-        if epoch % cfg.validation_every_n_epochs == 0 or epoch == cfg.epochs:
-            figures.update(self.validate())
+    def window_figures(self) -> dict[str, float]:
+        return {"lr_gen": learning_rate(self.state.optim_g), "lr_discrim": learning_rate(self.state.optim_d)}
+
+    def epoch_figures(self, epoch: int, figures: dict[str, float]) -> None:
         if self._samples_due(epoch):
-            first_time = not any(entry.get("samples") for entry in state.history)
+            first_time = not any(entry.get("samples") for entry in self.state.history)
             assert self.sink is not None
             log_samples(
-                state.generator, self.sample_clips, self.audio_cfg, self.sink, epoch, with_ground_truth=first_time
+                self.state.generator,
+                self.sample_clips,
+                self.audio_cfg,
+                self.sink,  # type: ignore[arg-type]
+                epoch,
+                with_ground_truth=first_time,
             )
             figures["samples"] = 1.0
-        state.history.append(figures)
+
+    def end_epoch(self) -> None:
+        assert self.state.sched_g is not None and self.state.sched_d is not None
+        self.state.sched_g.step()
+        self.state.sched_d.step()
+
+    def describe(self, figures: Mapping[str, float]) -> str:
+        if "train_loss_gen" not in figures:
+            return f"val mel loss {figures['val_loss_mel']:.3f}"
         val_text = f", val mel loss {figures['val_loss_mel']:.3f}" if "val_loss_mel" in figures else ""
-        log.info(
-            "epoch %s (step %s): d loss %.3f, g loss %.3f, mel loss %.3f, %.0f frames/s%s",
-            epoch,
-            state.step,
-            figures.get("train_loss_discrim", float("nan")),
-            figures.get("train_loss_gen", float("nan")),
-            figures.get("train_loss_mel", float("nan")),
-            frames_per_s,
-            val_text,
+        return (
+            f"d loss {figures.get('train_loss_discrim', float('nan')):.3f}, "
+            f"g loss {figures['train_loss_gen']:.3f}, mel loss {figures.get('train_loss_mel', float('nan')):.3f}, "
+            f"{figures.get('frames_per_s', 0.0):.0f} frames/s{val_text}"
         )
-        assert state.sched_g is not None and state.sched_d is not None
-        state.sched_g.step()
-        state.sched_d.step()
-        state.epoch += 1
-        state.batch_in_epoch = 0
 
     def _samples_due(self, epoch: int) -> bool:
-        cfg = self.cfg
+        cfg = self.hifigan
         return (
             self.sink is not None
             and getattr(self.sink, "active", False)
@@ -1001,57 +874,31 @@ class _Loop:
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def finish(self) -> TrainingResult:
+    def result(self) -> TrainingResult:
         """Final checkpoint and validation (unless just done), and the run's figures."""
-        state, cfg = self.state, self.cfg
-        if self.saved_step != state.step:
-            self.checkpoint()
-        # The epoch of the last step done (the counters point at the next one).
-        final_epoch = state.epoch - 1 if state.batch_in_epoch == 0 else state.epoch
-        last_val = next((entry for entry in reversed(state.history) if "val_loss_mel" in entry), None)
-        if last_val is None or int(last_val["step"]) != state.step:
-            final = self.validate()
-            if final:
-                state.history.append({"epoch": float(final_epoch), "step": float(state.step), **final})
-        else:
-            final = {key: value for key, value in last_val.items() if key.startswith("val_")}
-        first_val = next((entry for entry in state.history if "val_loss_mel" in entry), {})
-        trained = self.steps_run > 0 and self.train_seconds > 0
-        frames_per_s = self.frames_run / self.train_seconds if trained else None
+        state = self.state
+        run = self.finish()
+        frames_per_s = run.metrics["frames_per_s"]
         metrics = {
-            "step": state.step,
-            "epoch": final_epoch,
-            "epochs_completed": sum(1 for entry in state.history if "train_loss_gen" in entry),
-            "steps_per_epoch": self.steps_per_epoch,
-            "resumed_from_step": self.resumed_from,
+            **run.metrics,
             "fine_tuned_from": self.fine_tuned_from,
-            "device": str(self.context.device),
-            "world_size": self.context.world_size,
-            "accumulation": self.k,
-            "global_batch_size": cfg.global_batch_size,
             "amp": self.precision.amp,
-            "n_train": len(self.train_set),
             "n_val": len(self.val_set) if self.val_set is not None else 0,
-            "steps_this_run": self.steps_run,
-            "seconds_this_run": time.perf_counter() - self.started,
-            "train_seconds_this_run": self.train_seconds,
-            "steps_per_s": self.steps_run / self.train_seconds if trained else None,
-            "frames_per_s": frames_per_s,
             "frames_per_s_nvidia_units": (
                 nvidia_frames_per_s(frames_per_s, self.audio_cfg.n_mel_channels, self.frames_per_item)
                 if frames_per_s is not None
                 else None
             ),
             "learning_rate": learning_rate(state.optim_g),
-            "val_loss_mel_start": first_val.get("val_loss_mel"),
-            **final,
+            "val_loss_mel_start": run.first_val.get("val_loss_mel"),
+            **run.final_val,
             "history": state.history,
         }
         state.generator.eval()
         return TrainingResult(
             generator=state.generator,
             step=state.step,
-            epoch=final_epoch,
+            epoch=run.epoch,
             learning_rate=learning_rate(state.optim_g),
             metrics=metrics,
         )
@@ -1100,15 +947,7 @@ def load_generator(path: str | Path, *, remove_weight_norm: bool = False) -> tup
     ``remove_weight_norm=True`` folds the weight norms for inference (same output, faster).
     Raises UserError naming the file when it is missing, foreign or does not fit its own config.
     """
-    model = load_model_file(path)
-    if "audio" not in model.extra:
-        raise UserError(f"{path}: not a HiFi-GAN model file (no audio section recorded)")
-    try:
-        generator = Generator.from_config(model.model_config)
-        generator.load_state_dict(model.state_dict)
-    except (ValueError, RuntimeError) as error:
-        raise UserError(f"{path}: the generator does not rebuild from its own config ({error})") from None
-    generator.eval()
+    generator, model = rebuild_model(path, Generator.from_config, what="HiFi-GAN", required_extra=("audio",))
     if remove_weight_norm:
         generator.remove_weight_norm()
     info = GeneratorInfo(

@@ -1,0 +1,206 @@
+"""Synthesise a phrase file with the trained FastPitch and HiFi-GAN: one WAV per phrase, and a manifest.
+
+``--phrases`` is a ``name|text`` file (or NVIDIA's ``.tsv`` with ``output`` and ``text`` columns; see
+``tts_pipeline.inference.phrases``). Each text is encoded as the FastPitch model was trained, the texts
+are sorted by length and synthesised ``inference.batch_size`` at a time (pace and pitch transforms of
+the ``inference`` section), vocoded, denoised (``inference.denoising_strength``), cropped to
+``frames x hop`` and faded out over the last ``inference.fade_out_frames`` frames. With ``--mels`` a
+folder of ground-truth ``<id>.npy`` mels ``(n_mels, T)`` is vocoded instead (vocoder-only; no FastPitch).
+
+Writes, atomically, ``<out-dir>/<name>.wav`` (mono 16-bit PCM at the models' sampling rate, at the
+level the vocoder produced unless ``inference.normalize_peak``) and, last, ``--manifest`` (JSON lines:
+``name``, ``wav``, ``text``, ``n_tokens``, ``n_frames``, ``seconds``, and the batch's ``batch``,
+``batch_size``, ``fastpitch_ms`` and ``hifigan_ms``, timed with the device synchronised; the denoiser
+counts as HiFi-GAN time). The two models, and the config's ``audio`` section, must agree on sampling
+rate, hop and mel channels. Runs on the first visible GPU (``inference.gpus`` 1; fp16/bf16 autocast
+with ``inference.amp``) or on the CPU in fp32. Under tracking, the WAVs and the manifest go to MLflow,
+whose UI plays them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+    from tts_pipeline.inference import Synthesizer
+
+log = logging.getLogger(__name__)
+
+STAGE = "synthesize"
+SECTION_KEYS = ("inference", "audio")
+MANIFEST_NAME = "manifest.jsonl"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_section_argument(parser)
+    parser.add_argument("--fastpitch", type=Path, default=None, help="FastPitch model.pt (required with --phrases)")
+    parser.add_argument("--hifigan", type=Path, required=True, help="HiFi-GAN model.pt (fine-tuned or base)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--phrases", type=Path, help="phrase file: name|text lines, a .tsv (output, text), or a manifest .jsonl"
+    )
+    source.add_argument("--mels", type=Path, help="vocoder only: a folder of <id>.npy mels (n_mels, T) to vocode")
+    parser.add_argument("--out-dir", type=Path, required=True, help="folder for <name>.wav")
+    parser.add_argument("--manifest", type=Path, default=None, help=f"default <out-dir>/{MANIFEST_NAME}; written last")
+    parser.add_argument("--gpus", type=int, default=None, help="0 = CPU, 1 = first visible GPU; default inference.gpus")
+
+
+def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.config import AudioConfig, parse_section
+    from tts_pipeline.errors import UserError
+    from tts_pipeline.inference import InferenceConfig, SynthesisOptions, Synthesizer
+
+    payload = load_section(args, *SECTION_KEYS)
+    cfg: InferenceConfig = parse_section(InferenceConfig, payload["inference"], "inference")
+    audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
+    if args.phrases is not None and args.fastpitch is None:
+        raise UserError("synthesize: --phrases needs --fastpitch (or vocode ground-truth mels with --mels)")
+    if args.mels is not None and args.fastpitch is not None:
+        log.info("synthesize: --mels vocodes ground-truth mels; --fastpitch %s is not used", args.fastpitch)
+    manifest = args.manifest or args.out_dir / MANIFEST_NAME
+    device = _device(cfg.gpus if args.gpus is None else args.gpus)
+    synth = Synthesizer.load(
+        args.hifigan,
+        args.fastpitch if args.phrases is not None else None,
+        SynthesisOptions.from_config(cfg),
+        audio=audio,
+        device=device,
+        amp=cfg.amp,
+    )
+    tags = {"device": str(device), "amp": synth.precision.amp, "mode": "text" if args.phrases else "mels"}
+    with tracked(STAGE, payload, dataset=args.out_dir.resolve().parent.name, tags=tags) as run_log:
+        if args.phrases is not None:
+            records = _synthesize_phrases(synth, args.phrases, args.out_dir, cfg.n_val_phrases)
+        else:
+            records = _vocode_mels(synth, args.mels, args.out_dir)
+        from tts_pipeline.files import write_jsonl
+
+        write_jsonl(manifest, records)
+        summary = _summary(records)
+        log.info(
+            "synthesize: %d utterances, %.2f s of audio in %.3f s (FastPitch %.3f s, HiFi-GAN %.3f s) on %s, "
+            "%.1fx real time; wrote %s",
+            summary["n_utterances"],
+            summary["audio_seconds"],
+            summary["compute_seconds"],
+            summary["fastpitch_seconds"],
+            summary["hifigan_seconds"],
+            device,
+            summary["x_real_time"],
+            manifest,
+        )
+        run_log.log_metrics(summary)
+        for record in records:
+            run_log.log_artifact(args.out_dir / record["wav"], "audio")
+        run_log.log_artifact(manifest)
+
+
+def _device(gpus: int) -> torch.device:
+    """The first visible GPU when asked for one and present, else the CPU (with a warning if asked)."""
+    import torch
+
+    from tts_pipeline.errors import UserError
+
+    if gpus not in (0, 1):
+        raise UserError(f"inference.gpus: expected 0 (CPU) or 1 (one GPU), got {gpus}")
+    if gpus and not torch.cuda.is_available():
+        log.warning("inference.gpus is 1 but no CUDA device is visible; synthesising on the CPU")
+    return torch.device("cuda", 0) if gpus and torch.cuda.is_available() else torch.device("cpu")
+
+
+def _synthesize_phrases(synth: Synthesizer, path: Path, out_dir: Path, n_manifest: int) -> list[dict[str, Any]]:
+    """Encode every phrase (errors name the file and line), synthesise, write the WAVs; manifest records.
+
+    A pipeline manifest (``.jsonl``) as phrase file gives its first ``n_manifest`` utterances."""
+    from tts_pipeline.errors import UserError
+    from tts_pipeline.inference import read_phrases
+
+    phrases = read_phrases(path, limit=n_manifest if path.suffix.lower() == ".jsonl" else None)
+    sequences = []
+    for phrase in phrases:
+        try:
+            sequences.append(synth.encode(phrase.text))
+        except UserError as error:
+            raise UserError(f"{path}:{phrase.line}: phrase {phrase.name!r}: {error}") from None
+    synth.warm_up()
+    utterances = synth.synthesize_tokens(sequences)
+    return [
+        _write(synth, out_dir, phrase.name, utterance.audio, {"text": phrase.text, **_fields(utterance)})
+        for phrase, utterance in zip(phrases, utterances, strict=True)
+    ]
+
+
+def _vocode_mels(synth: Synthesizer, folder: Path, out_dir: Path) -> list[dict[str, Any]]:
+    """Vocode every ``<id>.npy`` of ``folder`` (sorted by id), write the WAVs; manifest records."""
+    import numpy as np
+
+    from tts_pipeline.errors import UserError
+    from tts_pipeline.inference.phrases import NAME_PATTERN
+
+    if not folder.is_dir():
+        raise UserError(f"--mels: not a folder: {folder}")
+    paths = sorted(folder.glob("*.npy"))
+    if not paths:
+        raise UserError(f"--mels: no <id>.npy mels in {folder}")
+    mels = []
+    for path in paths:
+        if not NAME_PATTERN.match(path.stem):
+            raise UserError(f"{path}: the id {path.stem!r} is not safe as a file name")
+        try:
+            mel = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise UserError(f"{path}: not a readable .npy mel ({error})") from None
+        if mel.ndim != 2 or mel.shape[0] != synth.audio.n_mel_channels or mel.shape[1] < 1:
+            raise UserError(f"{path}: expected a mel of shape ({synth.audio.n_mel_channels}, T), got {mel.shape}")
+        mels.append(mel.astype(np.float32))
+    synth.warm_up()
+    utterances = synth.vocode(mels)
+    return [
+        _write(synth, out_dir, path.stem, utterance.audio, {"mel": str(path), **_fields(utterance)})
+        for path, utterance in zip(paths, utterances, strict=True)
+    ]
+
+
+def _fields(utterance: Any) -> dict[str, Any]:
+    return {
+        "n_tokens": utterance.n_tokens,
+        "n_frames": utterance.n_frames,
+        "batch": utterance.batch,
+        "batch_size": utterance.batch_size,
+        "fastpitch_ms": None if utterance.fastpitch_ms is None else round(utterance.fastpitch_ms, 3),
+        "hifigan_ms": round(utterance.hifigan_ms, 3),
+    }
+
+
+def _write(synth: Synthesizer, out_dir: Path, name: str, audio: np.ndarray, fields: dict[str, Any]) -> dict[str, Any]:
+    """Write ``<name>.wav`` and return its manifest record."""
+    from tts_pipeline.inference import write_wav
+
+    rate = synth.audio.sampling_rate
+    write_wav(out_dir / f"{name}.wav", audio, rate, synth.audio.max_wav_value)
+    return {"name": name, "wav": f"{name}.wav", **fields, "seconds": round(len(audio) / rate, 6)}
+
+
+def _summary(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Totals of a run: utterances, audio seconds, per-model compute seconds (each batch once), speed."""
+    batches: dict[int, dict[str, Any]] = {record["batch"]: record for record in records}
+    fastpitch = sum((record["fastpitch_ms"] or 0.0) for record in batches.values()) / 1000.0
+    hifigan = sum(record["hifigan_ms"] for record in batches.values()) / 1000.0
+    audio_seconds = sum(record["seconds"] for record in records)
+    compute = fastpitch + hifigan
+    return {
+        "n_utterances": float(len(records)),
+        "audio_seconds": audio_seconds,
+        "fastpitch_seconds": fastpitch,
+        "hifigan_seconds": hifigan,
+        "compute_seconds": compute,
+        "x_real_time": audio_seconds / compute if compute > 0 else 0.0,
+    }

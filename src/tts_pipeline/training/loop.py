@@ -1,0 +1,365 @@
+"""The epoch loop every epoch-based trainer shares (HiFi-GAN, FastPitch): where an epoch starts and stops,
+resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and the figures that every
+``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies the step, the validation,
+the checkpoint contents and its own figures.
+
+One optimiser step takes ``k`` micro-batches of ``batch_size`` items per process
+(:func:`tts_pipeline.training.engine.accumulation_steps`); an epoch is ``steps_per_epoch`` such steps
+over this rank's share of a :class:`tts_pipeline.training.distributed.ResumableSampler` permutation, so
+a run resumed at step ``s`` of an epoch continues with the batches an uninterrupted run would have seen.
+Checkpoints are taken every ``checkpoint_every_n_epochs`` epochs and when training stops; validation
+runs before training (fresh runs), every ``validation_every_n_epochs`` epochs, at the last epoch and
+when training stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from torch.utils.data import Dataset
+
+from tts_pipeline.errors import UserError
+from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
+from tts_pipeline.training.distributed import DistributedContext
+from tts_pipeline.training.engine import (
+    MetricsSink,
+    RunningMeans,
+    ThroughputMeter,
+    accumulation_steps,
+    grouped,
+    make_loader,
+    seed_everything,
+)
+
+log = logging.getLogger(__name__)
+
+# Loop settings that change how long, where or how often-observed training runs, not the weights'
+# trajectory (batch_size and gpus only split the fixed global batch differently): a checkpoint made
+# under other values of these is still resumed. Trainers add their own to this list.
+LOOP_RESUME_NEUTRAL_KEYS = (
+    "epochs",
+    "max_steps",
+    "checkpoint_every_n_epochs",
+    "keep_checkpoints",
+    "num_workers",
+    "gpus",
+    "batch_size",
+    "validation_every_n_epochs",
+)
+
+
+class LoopSettings(Protocol):
+    """The fields of a trainer's config section that the loop reads."""
+
+    epochs: int
+    max_steps: int | None
+    global_batch_size: int
+    batch_size: int
+    num_workers: int
+    seed: int
+    validation_every_n_epochs: int
+    checkpoint_every_n_epochs: int
+
+
+class LoopState(Protocol):
+    """The counters of a trainer's state (what a checkpoint restores).
+
+    ``epoch`` is the current epoch (from 1), ``batch_in_epoch`` the optimiser steps of it already
+    done, ``history`` one dict per finished epoch (and one for the validation before training).
+    """
+
+    step: int
+    epoch: int
+    batch_in_epoch: int
+    history: list[dict[str, float]]
+
+
+@dataclass
+class StepReport:
+    """What one optimiser step reports: its figures (reduced over processes) and the real mel frames
+    and items it trained on in this process."""
+
+    figures: dict[str, float]
+    frames: int
+    items: int
+
+
+class EpochLoop:
+    """Epoch bookkeeping around a trainer's step (module docstring).
+
+    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate`,
+    :meth:`save_checkpoint` and :meth:`restore`; the other hooks are optional.
+
+    Args:
+        cfg: The trainer's config section (:class:`LoopSettings`).
+        section: Its name, for messages (``"hifigan"``).
+        train_set: Training items; batches come from a DataLoader over this rank's share.
+        context: Processes and device.
+        manager: Checkpoints (written by rank 0).
+        sink: Tracking run; kept on rank 0 only.
+        run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
+        log_every: Training figures every this many steps.
+        on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
+        loader_options: More DataLoader options (``collate_fn``).
+    """
+
+    #: A history entry holding this key is a finished epoch; one holding ``val_key`` a validation.
+    train_key = "train_loss"
+    val_key = "val_loss"
+    state: LoopState
+
+    def __init__(
+        self,
+        cfg: LoopSettings,
+        section: str,
+        train_set: Dataset[Any],
+        *,
+        context: DistributedContext,
+        manager: CheckpointManager,
+        sink: MetricsSink | None,
+        run_id: str | None,
+        log_every: int,
+        on_checkpoint: Callable[[Any], None] | None,
+        **loader_options: Any,
+    ) -> None:
+        self.cfg, self.section, self.train_set = cfg, section, train_set
+        self.context, self.manager = context, manager
+        self.sink = sink if context.is_main else None  # only rank 0 logs
+        self.run_id, self.log_every, self.on_checkpoint = run_id, log_every, on_checkpoint
+        self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section=section)
+        self.sampler = context.sampler(train_set, seed=cfg.seed)
+        self.loader = make_loader(
+            train_set,
+            cfg.batch_size,
+            cfg.num_workers,
+            context.device,
+            sampler=self.sampler,
+            drop_last=True,
+            **loader_options,
+        )
+        self.steps_per_epoch = len(self.sampler) // cfg.batch_size // self.k
+        if self.steps_per_epoch == 0:
+            raise UserError(
+                f"{section}: {len(train_set)} training utterances give no full global batch of "  # type: ignore[arg-type]
+                f"{cfg.global_batch_size} ({context.world_size} process(es) x batch {cfg.batch_size} x {self.k} "
+                f"accumulation); lower {section}.global_batch_size"
+            )
+        self.resumed_from = 0
+        self.saved_step = -1
+        self.started = time.perf_counter()
+        self.steps_run = 0
+        self.frames_run = 0.0
+        self.train_seconds = 0.0
+        self.last_train: dict[str, float] = {}
+        self.window = RunningMeans()
+        self.window_meter = ThroughputMeter(context)
+
+    # -- hooks -------------------------------------------------------------------------------------
+
+    def train_step(self, batches: Sequence[Any]) -> StepReport:
+        """One optimiser step over ``k`` loader batches (before the counters advance)."""
+        raise NotImplementedError
+
+    def validate(self, epoch: int) -> dict[str, float]:
+        """Validation figures (``val_...``), logged to the sink; ``{}`` without a validation set."""
+        raise NotImplementedError
+
+    def save_checkpoint(self) -> None:
+        """Write the state with :attr:`manager` (called on rank 0 only)."""
+        raise NotImplementedError
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        """Load ``checkpoint`` into the state (RNG states on rank 0 only, see :meth:`start`)."""
+        raise NotImplementedError
+
+    def on_fresh_start(self) -> None:
+        """Called once on a fresh start, before the first validation (e.g. fine-tuning weights)."""
+
+    def begin_epoch(self, epoch: int) -> None:
+        """Called before the steps of an epoch (train mode, the dataset's epoch)."""
+
+    def window_figures(self) -> dict[str, float]:
+        """More figures for each log window (e.g. learning rates)."""
+        return {}
+
+    def epoch_figures(self, epoch: int, figures: dict[str, float]) -> None:
+        """Add to an epoch's history entry after its validation (e.g. audio samples); may log."""
+
+    def end_epoch(self) -> None:
+        """Called after an epoch's history entry is written (e.g. a per-epoch lr decay)."""
+
+    def describe(self, figures: Mapping[str, float]) -> str:
+        """The text of an epoch's log line after ``epoch E (step S): ``."""
+        shown = [f"{key} {figures[key]:.4f}" for key in (self.train_key, self.val_key) if key in figures]
+        if "frames_per_s" in figures:
+            shown.append(f"{figures['frames_per_s']:.0f} frames/s")
+        return ", ".join(shown)
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    def done(self) -> bool:
+        state, cfg = self.state, self.cfg
+        return state.epoch > cfg.epochs or (cfg.max_steps is not None and state.step >= cfg.max_steps)
+
+    def start(self, checkpoint: Checkpoint | None) -> None:
+        """Resume from ``checkpoint``, or start fresh and validate once before training."""
+        state, cfg, context = self.state, self.cfg, self.context
+        if checkpoint is not None:
+            # Rank 0 continues its saved RNG stream exactly; the other ranks reseed from (seed, rank, step).
+            self.restore(checkpoint)
+            if not context.is_main:
+                seed_everything(cfg.seed + 1000 * checkpoint.step, context.rank)
+            self.resumed_from = self.saved_step = checkpoint.step
+            log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
+        else:
+            seed_everything(cfg.seed, context.rank)
+            self.on_fresh_start()
+            first = self.validate(0)
+            state.history.append({"epoch": 0.0, "step": 0.0, **first})
+            if first:
+                log.info("before training: %s", self.describe(first))
+        self.started = time.perf_counter()
+
+    def run(self, checkpoint: Checkpoint | None) -> None:
+        """Start (or resume) and train until :meth:`done`."""
+        self.start(checkpoint)
+        while not self.done() and self.run_epoch():
+            pass
+
+    def checkpoint(self) -> None:
+        if self.context.is_main:
+            self.save_checkpoint()
+        self.context.barrier()
+        self.saved_step = self.state.step
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(self.state)
+
+    def run_epoch(self) -> bool:
+        """Train the rest of the current epoch (or up to ``max_steps``); True if the epoch finished."""
+        state, cfg, k = self.state, self.cfg, self.k
+        epoch = state.epoch
+        self.sampler.set_position(epoch, skip=state.batch_in_epoch * k * cfg.batch_size)
+        self.begin_epoch(epoch)
+        epoch_means = RunningMeans()
+        epoch_meter = ThroughputMeter(self.context)
+        self.window_meter.reset()  # validation and checkpoint time are not training throughput
+        groups = grouped(self.loader, k)
+        while state.batch_in_epoch < self.steps_per_epoch and not self.done():
+            report = self.train_step(next(groups))
+            state.step += 1
+            state.batch_in_epoch += 1
+            for meter in (self.window_meter, epoch_meter):
+                meter.add(report.frames, report.items)
+            self.window.add(report.figures)
+            epoch_means.add(report.figures)
+            self.steps_run += 1
+            if state.step % self.log_every == 0:
+                self._log_window(epoch)
+        del groups
+        seconds = epoch_meter.elapsed()
+        frames, _ = self.context.sum_floats([epoch_meter.frames, 0.0])
+        self.train_seconds += seconds
+        self.frames_run += frames
+        if epoch_means.count:
+            self.last_train = epoch_means.means("train_")
+        if state.batch_in_epoch < self.steps_per_epoch:
+            return False  # max_steps reached mid-epoch
+        self._end_epoch(epoch_means, frames / seconds)
+        if epoch % cfg.checkpoint_every_n_epochs == 0:
+            self.checkpoint()
+        return True
+
+    def _log_window(self, epoch: int) -> None:
+        frames_per_s, _ = self.window_meter.rate()  # a collective: every rank calls it
+        if self.sink is not None:
+            figures = {**self.window.means("train_"), **self.window_figures(), "frames_per_s": frames_per_s}
+            self.sink.log_metrics({**figures, "epoch": epoch}, step=self.state.step)
+        self.window.reset()
+        self.window_meter.reset()
+
+    def _end_epoch(self, means: RunningMeans, frames_per_s: float) -> None:
+        """Validation when due, the epoch's history entry and log line, then the next epoch."""
+        state, cfg = self.state, self.cfg
+        epoch = state.epoch
+        figures: dict[str, float] = {
+            "epoch": float(epoch),
+            "step": float(state.step),
+            **means.means("train_"),
+            **self.window_figures(),
+            "frames_per_s": frames_per_s,
+        }
+        if epoch % cfg.validation_every_n_epochs == 0 or epoch == cfg.epochs:
+            figures.update(self.validate(epoch))
+        self.epoch_figures(epoch, figures)
+        state.history.append(figures)
+        log.info("epoch %s (step %s): %s", epoch, state.step, self.describe(figures))
+        self.end_epoch()
+        state.epoch += 1
+        state.batch_in_epoch = 0
+
+    def finish(self) -> FinishedRun:
+        """The final checkpoint and validation (unless just done), and the figures every trainer reports."""
+        state = self.state
+        if self.saved_step != state.step:
+            self.checkpoint()
+        # The epoch of the last step done (the counters point at the next one).
+        final_epoch = state.epoch - 1 if state.batch_in_epoch == 0 else state.epoch
+        last_val = next((entry for entry in reversed(state.history) if self.val_key in entry), None)
+        if last_val is None or int(last_val["step"]) != state.step:
+            final = self.validate(final_epoch)
+            if final:
+                state.history.append({"epoch": float(final_epoch), "step": float(state.step), **final})
+        else:
+            final = {key: value for key, value in last_val.items() if key.startswith("val_")}
+        first_val = next((entry for entry in state.history if self.val_key in entry), {})
+        last_train = self.last_train or next(
+            (
+                {key: value for key, value in entry.items() if key.startswith("train_")}
+                for entry in reversed(state.history)
+                if self.train_key in entry
+            ),
+            {},
+        )
+        trained = self.steps_run > 0 and self.train_seconds > 0
+        common = {
+            "step": state.step,
+            "epoch": final_epoch,
+            "epochs_completed": sum(1 for entry in state.history if self.train_key in entry),
+            "steps_per_epoch": self.steps_per_epoch,
+            "resumed_from_step": self.resumed_from,
+            "device": str(self.context.device),
+            "world_size": self.context.world_size,
+            "accumulation": self.k,
+            "global_batch_size": self.cfg.global_batch_size,
+            "n_train": len(self.train_set),  # type: ignore[arg-type]
+            "steps_this_run": self.steps_run,
+            "seconds_this_run": time.perf_counter() - self.started,
+            "train_seconds_this_run": self.train_seconds,
+            "steps_per_s": self.steps_run / self.train_seconds if trained else None,
+            "frames_per_s": self.frames_run / self.train_seconds if trained else None,
+        }
+        return FinishedRun(epoch=final_epoch, final_val=final, first_val=first_val, last_train=last_train,
+                           metrics=common)  # fmt: skip
+
+
+@dataclass
+class FinishedRun:
+    """What :meth:`EpochLoop.finish` found.
+
+    Attributes:
+        epoch: The epoch of the last step done.
+        final_val: The final validation figures (``val_...``; empty without a validation set).
+        first_val: The history entry of the first validation (before training), or ``{}``.
+        last_train: Means of the training figures over the last epoch run (``train_...``).
+        metrics: The figures every trainer's ``metrics.json`` reports (step, epoch, throughput, ...).
+    """
+
+    epoch: int
+    final_val: dict[str, float]
+    first_val: dict[str, float]
+    last_train: dict[str, float]
+    metrics: dict[str, Any]

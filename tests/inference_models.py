@@ -1,0 +1,91 @@
+"""Tiny random FastPitch and HiFi-GAN models for the inference tests, and their model files written by
+the trainers' own save functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch.nn.utils import parametrize
+
+from tts_pipeline.config import AudioConfig, FastPitchConfig, HiFiGANConfig
+from tts_pipeline.models.fastpitch import FastPitch
+from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
+from tts_pipeline.models.hifigan import Generator
+from tts_pipeline.text import get_symbols
+from tts_pipeline.training import fastpitch as fastpitch_trainer
+from tts_pipeline.training import hifigan as hifigan_trainer
+
+AUDIO = AudioConfig()
+SYMBOL_SET = "english_basic"
+TINY_FASTPITCH = FastPitchConfig(
+    symbols_embedding_dim=16,
+    in_fft_n_layers=1,
+    in_fft_d_head=8,
+    in_fft_conv1d_filter_size=32,
+    in_fft_output_size=16,
+    out_fft_n_layers=1,
+    out_fft_d_head=8,
+    out_fft_conv1d_filter_size=32,
+    out_fft_output_size=16,
+    dur_predictor_filter_size=16,
+    pitch_predictor_filter_size=16,
+    energy_predictor_filter_size=16,
+)
+# Rates multiply to the hop (256); 16 channels halve to 1 over the four stages.
+TINY_HIFIGAN = HiFiGANConfig(upsample_initial_channel=16, resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 3]])
+PITCH = PitchStats(mean=200.0, std=50.0)
+# exp(1.5) - 1 = 3.5 frames per token before the random part: utterances of a few dozen frames.
+LOG_DURATION_BIAS = 1.5
+
+
+def text_settings(symbols_kind: str = "characters") -> TextSettings:
+    """What the durations stage records for an aligner trained on ``symbols_kind``."""
+    return TextSettings(
+        symbols=tuple(get_symbols(SYMBOL_SET)),
+        source="aligner",
+        symbols_kind=symbols_kind,
+        symbol_set=SYMBOL_SET,
+        cleaners="english_cleaners_v2",
+    )
+
+
+def tiny_fastpitch(seed: int = 0, n_mels: int = AUDIO.n_mel_channels) -> FastPitch:
+    """A random FastPitch over english_basic, eval mode, predicting a few frames per token."""
+    torch.manual_seed(seed)
+    model = FastPitch(TINY_FASTPITCH, len(get_symbols(SYMBOL_SET)), n_mels, PITCH.mean, PITCH.std)
+    with torch.no_grad():
+        model.duration_predictor.fc.bias.fill_(LOG_DURATION_BIAS)
+    return model.eval()
+
+
+def tiny_generator(seed: int = 0, n_mels: int = AUDIO.n_mel_channels) -> Generator:
+    """A random HiFi-GAN generator (weight norm kept) whose output is not just ``tanh(bias)``.
+
+    The recipe's N(0, 0.01) init makes a random generator's output nearly constant; unit-norm filters
+    (g = 1, random v) keep the signal's scale through the stack, so the audio depends on the mel.
+    """
+    torch.manual_seed(seed)
+    generator = Generator(TINY_HIFIGAN, n_mels)
+    with torch.no_grad():
+        for module in generator.modules():
+            if parametrize.is_parametrized(module, "weight"):
+                module.parametrizations.weight.original0.fill_(1.0)
+                module.parametrizations.weight.original1.normal_()
+    return generator.eval()
+
+
+def save_fastpitch_file(
+    path: Path, *, audio: AudioConfig = AUDIO, symbols_kind: str = "characters", seed: int = 0
+) -> Path:
+    """A FastPitch model file as ``train_fastpitch`` writes it."""
+    result = fastpitch_trainer.TrainingResult(tiny_fastpitch(seed), step=3, epoch=1, learning_rate=1e-3, metrics={})
+    fastpitch_trainer.save_fastpitch(path, result, text_settings(symbols_kind), PITCH, audio)
+    return path
+
+
+def save_hifigan_file(path: Path, *, audio: AudioConfig = AUDIO, seed: int = 0) -> Path:
+    """A HiFi-GAN model file as ``train_hifigan`` writes it (weight norm kept)."""
+    result = hifigan_trainer.TrainingResult(tiny_generator(seed), step=3, epoch=1, learning_rate=3e-4, metrics={})
+    hifigan_trainer.save_generator(path, result, audio)
+    return path

@@ -1,0 +1,59 @@
+## FASTPITCH: the acoustic model, trained on the extracted durations and pitch, then run
+## teacher-forced over every utterance to make the vocoder's fine-tuning mels.
+
+
+rule train_fastpitch:
+    input:
+        train=paths.manifest("train"),
+        val=paths.manifest("val"),
+        features=paths.features_index,
+        durations=paths.durations_index,
+    output:
+        model=paths.fastpitch_model,
+        metrics=paths.fastpitch_metrics,
+    params:
+        section=pipeline.params("train_fastpitch"),
+        code=pipeline.code("train_fastpitch"),
+        work_dir=paths.work("train_fastpitch"),
+    resources:
+        gpu=pipeline.gpus("train_fastpitch"),
+    log:
+        paths.log("train_fastpitch"),
+    benchmark:
+        paths.benchmark("train_fastpitch")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
+        " train_fastpitch --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " --features-dir $(dirname {input.features:q}) --work-dir {params.work_dir:q}"
+        " --model {output.model:q} --metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule extract_fastpitch_mels:
+    input:
+        train=paths.manifest("train"),
+        features=paths.features_index,
+        durations=paths.durations_index,
+        model=pipeline.fastpitch_model(),
+    output:
+        index=paths.fastpitch_mels_index,
+    params:
+        section=pipeline.params("extract_fastpitch_mels"),
+        code=pipeline.code("extract_fastpitch_mels"),
+    resources:
+        gpu=pipeline.gpus("extract_fastpitch_mels"),
+    log:
+        paths.log("extract_fastpitch_mels"),
+    benchmark:
+        paths.benchmark("extract_fastpitch_mels")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        # Sharded: one process per granted GPU, each writing its share of <id>.npy; the index last.
+        "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
+        " extract_fastpitch_mels --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " --features-dir $(dirname {input.features:q}) --model {input.model:q}"
+        " --out-dir $(dirname {output.index:q}) --index {output.index:q} --threads {threads} > {log:q} 2>&1"
