@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "train_fastpitch": "tts_pipeline.stages.train_fastpitch",
     "extract_fastpitch_mels": "tts_pipeline.stages.extract_fastpitch_mels",
     "synthesize": "tts_pipeline.stages.synthesize",
+    "report_pages": "tts_pipeline.stages.report_pages",
     "alignment-error": "tts_pipeline.stages.alignment_error",
     "bench-features": "tts_pipeline.stages.bench_features",
     "bench-hifigan": "tts_pipeline.stages.bench_hifigan",

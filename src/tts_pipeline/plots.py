@@ -146,3 +146,29 @@ def token_comparison(
     bottom.set_xlabel("token")
     axes[0, 0].set_title(title)
     return figure
+
+
+def loss_curves(histories: dict[str, Sequence[dict[str, float]]], keys: dict[str, Sequence[str]]) -> Figure:
+    """One panel per training stage: the named losses against the optimiser step.
+
+    Args:
+        histories: stage name -> its ``metrics.json`` history (one dict per epoch or validation, each
+            with ``step``).
+        keys: stage name -> the history keys to draw (a key missing from an entry leaves a gap).
+    """
+    stages = [stage for stage in histories if histories[stage]]
+    figure, axes = plt.subplots(1, max(len(stages), 1), figsize=(4.5 * max(len(stages), 1), 3.5), squeeze=False)
+    for axis, stage in zip(axes[0], stages, strict=False):
+        history = histories[stage]
+        for key in keys.get(stage, ()):
+            points = [(entry["step"], entry[key]) for entry in history if entry.get(key) is not None]
+            if points:
+                steps, values = zip(*points, strict=True)
+                axis.plot(steps, values, marker="o" if len(points) < 20 else None, markersize=3, label=key)
+        axis.set_title(stage)
+        axis.set_xlabel("step")
+        axis.set_yscale("log")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    return figure

@@ -279,6 +279,24 @@ class Paths:
     def hifigan_finetuned_metrics(self) -> str:
         return str(self.experiment / "hifigan_finetuned" / "metrics.json")
 
+    @property
+    def inference_manifest(self) -> str:
+        """Written last by ``synthesize``, beside its ``<name>.wav`` files."""
+        return str(self.experiment / "inference" / "manifest.jsonl")
+
+    @property
+    def benchmark_json(self) -> str:
+        return str(self.experiment / "benchmark" / "report.json")
+
+    @property
+    def benchmark_md(self) -> str:
+        return str(self.experiment / "benchmark" / "report.md")
+
+    @property
+    def html_report(self) -> str:
+        """``snakemake --report`` writes it (the Makefile's demo target does, after the run)."""
+        return str(self.experiment / "report.html")
+
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
@@ -298,9 +316,20 @@ class Paths:
 class Pipeline:
     """The validated config plus everything rules need from it."""
 
-    def __init__(self, raw_config: dict[str, Any], source: str = "snakemake config") -> None:
+    def __init__(
+        self, raw_config: dict[str, Any], source: str = "snakemake config", repository: str | Path | None = None
+    ) -> None:
         self.config = parse_config(raw_config, source=source)
         self.paths = Paths(self.config)
+        self.repository = Path(repository) if repository is not None else None
+
+    def shipped(self, path: str) -> str:
+        """A file the config names: as given when it exists (relative to the working directory), else
+        the repository's copy (``config/phrases/...`` ship with it), so ``--directory`` runs find them."""
+        if Path(path).is_absolute() or Path(path).exists() or self.repository is None:
+            return path
+        candidate = self.repository / path
+        return str(candidate) if candidate.exists() else path
 
     def params(self, stage: str) -> str:
         return stage_params(self.config, stage)
@@ -315,7 +344,7 @@ class Pipeline:
             targets.append(self.paths.fastpitch_metrics)
         if self.config.hifigan.checkpoint is None:
             targets.append(self.paths.hifigan_metrics)
-        targets.append(self.paths.hifigan_finetuned_model)
+        targets.append(self.paths.inference_manifest)
         return targets
 
     # pretrained shortcut: a checkpoint path in the config stands in for the training rule's output,
@@ -327,6 +356,11 @@ class Pipeline:
     def hifigan_model(self) -> str:
         """The base vocoder: ``hifigan.checkpoint`` or the trained one."""
         return self.config.hifigan.checkpoint or self.paths.hifigan_model
+
+    def inference_phrases(self) -> str:
+        """The phrase file ``synthesize`` reads: ``inference.phrases``, or the val manifest (devset10)."""
+        phrases = self.config.inference.phrases
+        return self.shipped(phrases) if phrases else self.paths.manifest("val")
 
     def hifigan_init(self) -> str:
         """What fine-tuning starts from: ``hifigan.checkpoint``, or the base run's final checkpoint
@@ -349,6 +383,8 @@ class Pipeline:
             "train_fastpitch": config.fastpitch.gpus,
             "extract_fastpitch_mels": config.fastpitch.gpus,
             "finetune_hifigan": config.hifigan.gpus,
+            "synthesize": config.inference.gpus,
+            "benchmark": config.benchmark.gpus,
         }.get(stage, 0)
 
     # tracking hooks: the parent run lives as long as one `snakemake` invocation

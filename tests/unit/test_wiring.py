@@ -137,4 +137,15 @@ def test_pretrained_checkpoints_replace_the_training_outputs(demo):
     assert pipeline.hifigan_model() == pipeline.hifigan_init() == "pretrained/hifigan.pt"
     targets = pipeline.all_targets()
     assert pipeline.paths.fastpitch_metrics not in targets and pipeline.paths.hifigan_metrics not in targets
-    assert pipeline.paths.hifigan_finetuned_model in targets
+    assert pipeline.paths.inference_manifest in targets
+
+
+def test_shipped_files_are_found_from_any_working_directory(demo, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    pipeline = wiring.Pipeline(demo, repository=REPO)
+    assert pipeline.inference_phrases() == str(REPO / "config/phrases/demo.txt")
+    (tmp_path / "config/phrases").mkdir(parents=True)
+    (tmp_path / "config/phrases/demo.txt").write_text("a|A sentence.\n")
+    assert pipeline.inference_phrases() == "config/phrases/demo.txt", "a local file wins"
+    demo["inference"]["phrases"] = None
+    assert wiring.Pipeline(demo).inference_phrases() == "results/demo/data/manifest.val.jsonl"

@@ -26,6 +26,7 @@ STAGES = (
     "train_fastpitch",
     "extract_fastpitch_mels",
     "finetune_hifigan",
+    "synthesize",
 )
 
 BIN = Path(sys.executable).parent
@@ -69,6 +70,10 @@ def tiny_demo(workdir: Path, **changes) -> Path:
         energy_predictor_filter_size=32, global_batch_size=4, batch_size=4, epochs=2, warmup_steps=4,
         validation_every_n_epochs=1, checkpoint_every_n_epochs=1, n_plots=1, extract_batch_size=8,
     )
+    # Relative paths in the config are relative to the working directory (the repository in the README).
+    config["inference"]["phrases"] = str(REPO / "config/phrases/demo.txt")
+    config["benchmark"].update(phrases=str(REPO / "config/phrases/benchmark_128.txt"), batch_sizes=[1, 2],
+                               warmup=1, repeats=2, n_quality=3)
     for dotted, value in changes.items():
         section = config
         *parents, key = dotted.split("__")
@@ -248,7 +253,7 @@ def test_fastpitch_mels_have_the_ground_truth_frame_count(demo_run):
         truth = np.load(experiment / "features/mels" / f"{utterance_id}.npy")
         assert generated.shape == truth.shape and generated.dtype == np.float32
         assert np.isfinite(generated).all()
-    assert index["n_utterances"] == 24
+    assert index["count"] == 24
 
 
 def test_fine_tuning_reports_base_and_fine_tuned_losses_and_leaves_the_base_alone(demo_run):

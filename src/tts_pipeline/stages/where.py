@@ -1,4 +1,5 @@
-"""Print where a config's outputs are: corpus, manifests, logs, and the MLflow store and UI command."""
+"""Print where a config's outputs are: corpus, manifests, models, audio, benchmark, report, logs, and the
+MLflow store and UI command."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, default=Path("config/config.yaml"), help="YAML config")
+    parser.add_argument("--report-path", action="store_true", help="print only the HTML report's path")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -16,11 +18,18 @@ def run(args: argparse.Namespace) -> None:
 
     config = load_config(args.config)
     paths = Paths(config)
+    if args.report_path:
+        print(paths.html_report)
+        return
     lines = [
         f"experiment:   {config.experiment}",
         f"corpus:       {paths.corpus_dir}/",
         f"manifests:    {paths.data_dir}/manifest.{{train,val,test}}.jsonl",
         f"validation:   {paths.validation}",
+        f"models:       {paths.fastpitch_model}, {paths.hifigan_finetuned_model}",
+        f"audio:        {Path(paths.inference_manifest).parent}/*.wav",
+        f"benchmark:    {paths.benchmark_md}",
+        f"report:       {paths.html_report}   (snakemake --report {paths.html_report} --configfile {args.config})",
         f"logs:         {paths.experiment}/logs/",
     ]
     if config.tracking.enabled:

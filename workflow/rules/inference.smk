@@ -1,0 +1,28 @@
+## INFERENCE: text to speech with FastPitch and the fine-tuned vocoder
+
+
+rule synthesize:
+    input:
+        fastpitch=pipeline.fastpitch_model(),
+        hifigan=paths.hifigan_finetuned_model,
+        phrases=pipeline.inference_phrases(),
+    output:
+        manifest=paths.inference_manifest,
+    params:
+        section=pipeline.params("synthesize"),
+        code=pipeline.code("synthesize"),
+    resources:
+        gpu=pipeline.gpus("synthesize"),
+    log:
+        paths.log("synthesize"),
+    benchmark:
+        paths.benchmark("synthesize")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        # <name>.wav beside the manifest, which is written last (the declared output).
+        "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
+        " tts-pipeline synthesize --section {params.section:q} --fastpitch {input.fastpitch:q}"
+        " --hifigan {input.hifigan:q} --phrases {input.phrases:q} --out-dir $(dirname {output.manifest:q})"
+        " --manifest {output.manifest:q} > {log:q} 2>&1"
