@@ -36,6 +36,8 @@ STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
     "extract_fastpitch_mels": ("fastpitch.extract_batch_size", "fastpitch.gpus"),
     "finetune_hifigan": ("hifigan", "audio"),
     "synthesize": ("inference", "audio"),
+    "benchmark": ("benchmark", "inference", "audio", "pitch", "corpus.demo"),
+    "report_pages": (),
 }
 
 # Keys left out of a stage's slice although their section is in it: base vocoder training does not
@@ -57,6 +59,8 @@ STAGE_MODULES: dict[str, str] = {
     "extract_fastpitch_mels": "tts_pipeline.stages.extract_fastpitch_mels",
     "finetune_hifigan": "tts_pipeline.stages.train_hifigan",
     "synthesize": "tts_pipeline.stages.synthesize",
+    "benchmark": "tts_pipeline.stages.benchmark",
+    "report_pages": "tts_pipeline.stages.report_pages",
 }
 
 
@@ -297,6 +301,10 @@ class Paths:
         """``snakemake --report`` writes it (the Makefile's demo target does, after the run)."""
         return str(self.experiment / "report.html")
 
+    def report_page(self, name: str) -> str:
+        """A page or figure of the HTML report (``report_pages`` writes them)."""
+        return str(self.experiment / "report" / name)
+
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
@@ -344,7 +352,7 @@ class Pipeline:
             targets.append(self.paths.fastpitch_metrics)
         if self.config.hifigan.checkpoint is None:
             targets.append(self.paths.hifigan_metrics)
-        targets.append(self.paths.inference_manifest)
+        targets.append(self.paths.report_page("audio.html"))
         return targets
 
     # pretrained shortcut: a checkpoint path in the config stands in for the training rule's output,
@@ -361,6 +369,26 @@ class Pipeline:
         """The phrase file ``synthesize`` reads: ``inference.phrases``, or the val manifest (devset10)."""
         phrases = self.config.inference.phrases
         return self.shipped(phrases) if phrases else self.paths.manifest("val")
+
+    def benchmark_phrases(self) -> str:
+        return self.shipped(self.config.benchmark.phrases)
+
+    def training_metrics(self) -> dict[str, str]:
+        """``metrics.json`` of every training stage in the DAG (a pretrained model has none)."""
+        metrics = {"train_aligner": self.paths.aligner_metrics} if self.config.durations.source == "aligner" else {}
+        if self.config.hifigan.checkpoint is None:
+            metrics["train_hifigan"] = self.paths.hifigan_metrics
+        if self.config.fastpitch.checkpoint is None:
+            metrics["train_fastpitch"] = self.paths.fastpitch_metrics
+        metrics["finetune_hifigan"] = self.paths.hifigan_finetuned_metrics
+        return metrics
+
+    def benchmark_reference(self) -> str:
+        """What synthesised sentences are compared with: eSpeak NG renders any text of the demo corpus;
+        LJSpeech validation texts (``inference.phrases`` null) have their recordings."""
+        if self.config.inference.phrases is None:
+            return "manifest"
+        return "espeak" if self.config.corpus.source == "demo" else "none"
 
     def hifigan_init(self) -> str:
         """What fine-tuning starts from: ``hifigan.checkpoint``, or the base run's final checkpoint

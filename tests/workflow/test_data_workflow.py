@@ -27,6 +27,7 @@ STAGES = (
     "extract_fastpitch_mels",
     "finetune_hifigan",
     "synthesize",
+    "benchmark",
 )
 
 BIN = Path(sys.executable).parent
@@ -210,6 +211,45 @@ def test_nothing_to_do_after_a_run(demo_run):
     workdir, config = demo_run
     result = snakemake(workdir, "-n", config=config)
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_rerunning_one_stage_reruns_it_and_its_dependants_only(demo_run):
+    workdir, config = demo_run
+    experiment = workdir / "results/demo"
+    upstream = [experiment / "fastpitch/model.pt", experiment / "hifigan_finetuned/model.pt",
+                experiment / "fastpitch_mels/index.json", experiment / "features/features.jsonl"]
+    downstream = [experiment / "inference/manifest.jsonl", experiment / "benchmark/report.json",
+                  experiment / "report/audio.html"]
+    before = {path: path.stat().st_mtime_ns for path in upstream + downstream}
+    result = snakemake(workdir, "-R", "synthesize", config=config)
+    ran = {line.split()[1].rstrip(":") for line in (result.stdout + result.stderr).splitlines()
+           if line.startswith("rule ") or line.startswith("localrule ")}
+    assert ran == {"synthesize", "benchmark", "report_pages", "all"}, ran
+    for path in upstream:
+        assert path.stat().st_mtime_ns == before[path], f"{path} must not be rewritten"
+    for path in downstream:
+        assert path.stat().st_mtime_ns > before[path], f"{path} must be rewritten"
+    plan = snakemake(workdir, "-n", config=config)
+    assert "Nothing to be done" in plan.stdout + plan.stderr
+
+
+def test_benchmark_and_report_contracts(demo_run):
+    workdir, config = demo_run
+    experiment = workdir / "results/demo"
+    report = json.loads((experiment / "benchmark/report.json").read_text())
+    assert report["speed"]["rows"] and all(row["precision"] == "fp32" for row in report["speed"]["rows"])
+    assert {row["batch_size"] for row in report["speed"]["rows"]} == {1, 2}
+    markdown = (experiment / "benchmark/report.md").read_text()
+    assert "p99 latency" in markdown and "MCD-DTW" in markdown and "train_fastpitch" in markdown
+    manifest = [json.loads(line) for line in (experiment / "inference/manifest.jsonl").read_text().splitlines()]
+    assert len(manifest) == 8
+    for record in manifest:
+        assert (experiment / "inference" / record["wav"]).is_file()
+    for page in ("losses.png", "pitch.png", "alignment.png", "benchmark.html", "audio.html"):
+        assert (experiment / "report" / page).stat().st_size > 0
+    html = workdir / "report.html"
+    snakemake(workdir, "--report", str(html), config=config)
+    assert html.stat().st_size > 100_000
 
 
 def test_changing_the_split_reruns_the_manifest_not_the_corpus(demo_run):

@@ -1,0 +1,185 @@
+"""``report.md``: the benchmark report's JSON rendered as Markdown, in the layout of NVIDIA's published
+inference tables (:mod:`tts_pipeline.benchmark.report`), with quality and training tables after it.
+
+The Markdown is made from the same dict that ``report.json`` holds (keys documented at
+:func:`render_markdown`), so the two files never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from tts_pipeline.benchmark.report import (
+    BENCHMARK_COLUMNS,
+    LATENCY_NOTES,
+    PUBLISHED_COLUMNS,
+    QUALITY_COLUMNS,
+    Column,
+    component_columns,
+    render_table,
+)
+
+SPEED_COLUMNS: tuple[Column, ...] = (
+    *(Column(c.header, "precision_label") if c.key == "precision" else c for c in BENCHMARK_COLUMNS),
+    Column("RTF (compute / audio)", "rtf", ".4f"),
+)
+"""NVIDIA's columns (precision as labelled, see :mod:`tts_pipeline.benchmark.inference`) plus the usual RTF."""
+
+COMPONENTS = ("fastpitch", "hifigan")
+
+VOCODER_COLUMNS: tuple[Column, ...] = (
+    Column("Vocoder", "vocoder"),
+    Column("Input mel", "input"),
+    Column("Utterances", "utterances", "d"),
+    Column("Mel L1", "mel_l1", ".4f"),
+)
+
+SENTENCE_COLUMNS: tuple[Column, ...] = (
+    Column("Sentence", "name"),
+    *(c for c in QUALITY_COLUMNS if c.key != "utterances"),
+)
+"""Quality per sentence; the last row is the mean, named with the sentence count."""
+
+TRAINING_COLUMNS: tuple[Column, ...] = (
+    Column("Stage", "stage"),
+    Column("Mel frames/s", "frames_per_s", ",.0f"),
+    Column("NVIDIA frames/s", "frames_per_s_nvidia_units", ",.0f"),
+    Column("Steps/s", "steps_per_s", ".3f"),
+    Column("Device", "device"),
+    Column("Processes", "world_size", "d"),
+    Column("AMP", "amp"),
+    Column("Global batch", "global_batch_size", "d"),
+)
+
+NVIDIA_NOTE = (
+    "NVIDIA's figures come from an A100 80 GB GPU with TorchScript, their trained LJSpeech models and "
+    "the same 128-character sentence; ours come from the device named above, this run's models and "
+    "PyTorch eager mode. Different devices and software: the numbers sit side by side for orientation, "
+    "not as a like-for-like comparison."
+)
+
+
+def _published_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """NVIDIA's published rows, then ours at the batch sizes they publish."""
+    published = list(report["nvidia"]["published"])
+    sizes = {row["batch_size"] for row in published}
+    device = report["environment"]["device_name"]
+    ours = [
+        {**row, "precision": row["precision_label"], "source": f"this run ({device})"}
+        for row in report["speed"]["rows"]
+        if row["batch_size"] in sizes
+    ]
+    return [*published, *ours]
+
+
+def _speed_section(report: Mapping[str, Any]) -> list[str]:
+    speed, settings, env = report["speed"], report["settings"], report["environment"]
+    phrase = settings["phrase"]
+    lines = [
+        "## Inference speed: FastPitch + HiFi-GAN",
+        "",
+        f"Phrase {phrase['name']!r} ({phrase['characters']} characters, {phrase['tokens']} symbols): "
+        f"warm-up calls {settings['warmup']}, then timed calls {settings['repeats']} per row; batch = B copies "
+        f"of the phrase; pace {settings['pace']:g}, denoising strength {settings['denoising_strength']:g}.",
+        "",
+    ]
+    if speed["rows"]:
+        lines += [render_table(speed["rows"], SPEED_COLUMNS), LATENCY_NOTES, ""]
+        lines += ["Per model (seconds per call):", "", render_table(speed["rows"], component_columns(COMPONENTS))]
+    else:
+        lines += ["No precision could run on this device.", ""]
+    if speed["skipped_precisions"]:
+        lines += ["Precisions skipped:", ""]
+        lines += [f"- {item['precision']}: {item['reason']}" for item in speed["skipped_precisions"]]
+        lines.append("")
+    tf32 = env.get("tf32") or {}
+    if env["device"].startswith("cuda"):
+        lines += [
+            f"TF32 switches during the run: matmul {tf32.get('cuda_matmul')}, cuDNN {tf32.get('cudnn')} "
+            "(the precision label says what float32 work ran as).",
+            "",
+        ]
+    lines += [
+        "### NVIDIA's published figures beside ours",
+        "",
+        render_table(_published_rows(report), PUBLISHED_COLUMNS),
+    ]
+    lines += [NVIDIA_NOTE, ""]
+    return lines
+
+
+def _quality_section(report: Mapping[str, Any]) -> list[str]:
+    quality = report["quality"]
+    lines = ["## Quality", ""]
+    vocoder = quality.get("vocoder_mel_l1")
+    if vocoder:
+        lines += ["### Vocoder mel L1", "", render_table(vocoder["rows"], VOCODER_COLUMNS), vocoder["target"], ""]
+    synthesized = quality.get("synthesized") or {}
+    lines += [f"### Synthesised sentences against a reference ({synthesized.get('reference', 'none')})", ""]
+    rows = synthesized.get("rows") or []
+    if rows:
+        average = {**synthesized["average"], "name": f"mean of {synthesized['average']['utterances']}"}
+        lines += [render_table([*rows, average], SENTENCE_COLUMNS), synthesized["description"], ""]
+        ratio = average["total_duration_ratio"]
+        lines += [f"Total duration ratio (all synthesised / all reference seconds): {ratio:.3f}", ""]
+    else:
+        lines += [synthesized.get("description", "No reference: no comparison."), ""]
+    skipped = synthesized.get("skipped") or []
+    if skipped:
+        lines += ["Sentences not compared:", ""]
+        lines += [f"- {item['name']}: {item['reason']}" for item in skipped]
+        lines.append("")
+    return lines
+
+
+def _training_section(report: Mapping[str, Any]) -> list[str]:
+    training = report["training"]
+    lines = ["## Training throughput", ""]
+    if not training["rows"]:
+        return [*lines, "No training metrics were given.", ""]
+    lines += [render_table(training["rows"], TRAINING_COLUMNS)]
+    lines += [f"- `{key}`: {unit}" for key, unit in training["units"].items()]
+    return [*lines, ""]
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The Markdown document of a benchmark report.
+
+    Reads ``environment`` (``device``, ``device_name``, ``torch``, ``threads``, ``tf32``), ``settings``
+    (``phrase`` with ``name``/``characters``/``tokens``, ``warmup``, ``repeats``, ``pace``,
+    ``denoising_strength``), ``speed`` (``rows``, ``skipped_precisions``), ``nvidia.published``,
+    ``quality`` (``vocoder_mel_l1`` with ``rows`` and ``target``; ``synthesized`` with ``reference``,
+    ``description``, ``rows``, ``average``, ``skipped``) and ``training`` (``rows``, ``units``).
+    """
+    env = report["environment"]
+    header = [
+        "# Inference benchmark and quality",
+        "",
+        f"Device: {env['device_name']} ({env['device']}); PyTorch {env['torch']}; CPU threads: {env['threads']}.",
+        "",
+    ]
+    return "\n".join([*header, *_speed_section(report), *_quality_section(report), *_training_section(report)])
+
+
+def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
+    """Flat figures for the tracker: per speed row, the vocoders' mel L1 and the sentence means."""
+    metrics: dict[str, float] = {}
+    for row in report["speed"]["rows"]:
+        prefix = f"b{row['batch_size']}_{row['precision']}"
+        for key in ("latency_mean_s", "latency_p90_s", "latency_p99_s", "x_real_time", "rtf", "samples_per_s"):
+            metrics[f"{prefix}_{key}"] = row[key]
+        for component in COMPONENTS:
+            metrics[f"{prefix}_{component}_latency_mean_s"] = row[f"{component}_latency_mean_s"]
+    for row in (report["quality"].get("vocoder_mel_l1") or {}).get("rows", []):
+        metrics[f"mel_l1_{row['vocoder']}_{row['input_key']}"] = row["mel_l1"]
+    average = (report["quality"].get("synthesized") or {}).get("average") or {}
+    for key in ("mcd_db", "f0_rmse_hz", "f0_rmse_cents", "voicing_error", "duration_ratio", "total_duration_ratio"):
+        if average.get(key) is not None:
+            metrics[f"quality_{key}"] = average[key]
+    return {key: float(value) for key, value in metrics.items() if _finite(value)}
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)

@@ -1,0 +1,139 @@
+"""Time FastPitch + HiFi-GAN inference on this machine: FastPitch latency for the 128-character phrase
+and HiFi-GAN times real time, at batch 1 on 2 CPU threads unless told otherwise.
+
+Models. By default both are full size with random weights: FastPitch 1.1 as the recipe configures it
+(``FastPitchConfig()`` defaults, the 148 ``english_basic`` symbols, 80 mel channels) and HiFi-GAN v1
+(``HiFiGANConfig()`` defaults, weight norm folded as for inference). Random weights would predict
+arbitrary durations, so FastPitch's duration predictor still runs but its output is replaced by fixed
+durations that spread NVIDIA's mel length for this phrase (8.05 s, 693 frames) over its symbols; the
+work per call is then what a trained model does on it. ``--fastpitch`` / ``--hifigan`` load model
+files instead (their own durations).
+
+Procedure. Each of ``--runs`` runs makes ``--warmup`` untimed calls and then ``--repeats`` timed ones
+through the benchmark stage's own code (:func:`tts_pipeline.benchmark.inference.time_synthesis`: the
+runner, device-synchronised timers, inference mode), one call being FastPitch then HiFi-GAN on a batch
+of ``--batch-size`` copies of the phrase. Printed per run: FastPitch p50 latency (ms) and HiFi-GAN x
+real time (seconds of audio per second of HiFi-GAN compute); then the medians over the runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+    from tts_pipeline.inference import Synthesizer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tts_pipeline.config import BenchmarkConfig
+
+    parser.add_argument("--fastpitch", type=Path, help="FastPitch model.pt (default: full-size random weights)")
+    parser.add_argument("--hifigan", type=Path, help="HiFi-GAN model.pt (default: v1, random weights)")
+    parser.add_argument(
+        "--phrases", type=Path, default=Path(BenchmarkConfig().phrases), help="phrase file; its first phrase is timed"
+    )
+    parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (default 2)")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--amp", choices=("off", "fp16", "bf16"), default="off", help="autocast on CUDA (default off)")
+    parser.add_argument("--batch-size", type=int, default=1, help="copies of the phrase per call (default 1)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls per run (default 2)")
+    parser.add_argument("--repeats", type=int, default=10, help="timed calls per run (default 10)")
+    parser.add_argument("--runs", type=int, default=3, help="runs; medians over them are printed (default 3)")
+    parser.add_argument("--denoising-strength", type=float, default=0.0, help="denoiser strength (default 0: off)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    parser.add_argument("--json", type=Path, help="also write every run's figures here")
+
+
+def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device) -> Synthesizer:
+    """The synthesizer of the command line: model files, or full-size random models (module docstring)."""
+    from tts_pipeline.benchmark.nvidia import BENCHMARK_AUDIO_SECONDS
+    from tts_pipeline.benchmark.random_models import RECIPE_SYMBOL_SET, random_fastpitch, random_hifigan
+    from tts_pipeline.config import AudioConfig
+    from tts_pipeline.errors import UserError
+    from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
+    from tts_pipeline.training.hifigan import load_generator
+
+    options = SynthesisOptions(
+        batch_size=args.batch_size, denoising_strength=args.denoising_strength, vocoder_batching="padded"
+    )
+    if args.fastpitch is not None:
+        if args.hifigan is None:
+            raise UserError("--fastpitch needs --hifigan (the models must agree on their audio settings)")
+        return Synthesizer.load(args.hifigan, args.fastpitch, options, device=device, amp=args.amp)
+    audio = AudioConfig()
+    if args.hifigan is not None:
+        vocoder, info = load_generator(args.hifigan, remove_weight_norm=True)
+        audio = info.audio
+    else:
+        vocoder = random_hifigan(audio, seed=args.seed)
+    encoder = TextEncoder(cleaners="english_cleaners_v2", symbols="characters", symbol_set=RECIPE_SYMBOL_SET)
+    n_frames = round(BENCHMARK_AUDIO_SECONDS * audio.sampling_rate / audio.hop_length)
+    fastpitch = random_fastpitch(len(encoder.encode(text)), n_frames, seed=args.seed, n_mels=audio.n_mel_channels)
+    return Synthesizer(vocoder, audio, options, fastpitch=fastpitch, text_encoder=encoder, device=device, amp=args.amp)
+
+
+def run(args: argparse.Namespace) -> None:
+    import torch
+
+    from tts_pipeline.benchmark.inference import time_synthesis
+    from tts_pipeline.errors import UserError
+    from tts_pipeline.inference import read_phrases
+
+    if min(args.threads, args.batch_size, args.repeats, args.runs) < 1 or args.warmup < 0:
+        raise UserError("--threads, --batch-size, --repeats and --runs must be >= 1, --warmup >= 0")
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    phrase = read_phrases(args.phrases)[0]
+    synth = build_synthesizer(args, phrase.text, device)
+    tokens = synth.encode(phrase.text)
+    source = "model files" if args.fastpitch is not None else "random weights, full size"
+    print(
+        f"{len(phrase.text)}-character phrase {phrase.name!r} ({len(tokens)} symbols), {source}, batch "
+        f"{args.batch_size}, {args.amp if device.type == 'cuda' else 'fp32'}, on {device} with "
+        f"{torch.get_num_threads()} threads; {args.runs} runs of {args.warmup} warm-up + {args.repeats} timed calls"
+    )
+    runs: list[dict[str, Any]] = []
+    for number in range(1, args.runs + 1):
+        row = time_synthesis(synth, tokens, args.batch_size, warmup=args.warmup, repeats=args.repeats).summarize(
+            synth.audio.sampling_rate
+        )
+        figures = {
+            "fastpitch_p50_ms": 1000.0 * row["fastpitch_latency_p50_s"],
+            "fastpitch_mean_ms": 1000.0 * row["fastpitch_latency_mean_s"],
+            "hifigan_p50_ms": 1000.0 * row["hifigan_latency_p50_s"],
+            "hifigan_x_real_time": row["hifigan_x_real_time"],
+            "total_x_real_time": row["x_real_time"],
+            "audio_seconds_per_utterance": row["audio_seconds_per_utterance"],
+        }
+        runs.append(figures)
+        print(
+            f"run {number}: FastPitch p50 {figures['fastpitch_p50_ms']:.1f} ms "
+            f"(mean {figures['fastpitch_mean_ms']:.1f}); HiFi-GAN p50 {figures['hifigan_p50_ms']:.0f} ms = "
+            f"{figures['hifigan_x_real_time']:.2f}x real time; both {figures['total_x_real_time']:.2f}x real time "
+            f"({figures['audio_seconds_per_utterance']:.2f} s of audio)"
+        )
+    medians = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+    print(
+        f"median of {args.runs} runs: FastPitch {medians['fastpitch_p50_ms']:.1f} ms (p50), "
+        f"HiFi-GAN {medians['hifigan_x_real_time']:.2f}x real time, FastPitch + HiFi-GAN "
+        f"{medians['total_x_real_time']:.2f}x real time"
+    )
+    if args.json is not None:
+        from tts_pipeline.files import write_json
+
+        payload = {
+            "device": str(device),
+            "threads": torch.get_num_threads(),
+            "source": source,
+            "phrase": phrase.text,
+            "symbols": len(tokens),
+            "batch_size": args.batch_size,
+            "runs": runs,
+            "medians": medians,
+        }
+        write_json(args.json, payload)

@@ -1,0 +1,103 @@
+"""The pieces of the benchmark stage and of bench-inference: precision plan, timing a synthesizer through
+the runner, fixed durations of the random models, references, training throughput files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from tts_pipeline.benchmark.inference import plan_precisions, time_synthesis
+from tts_pipeline.benchmark.random_models import FixedDurations, random_hifigan, spread_frames
+from tts_pipeline.benchmark.reference import demo_base_voice, read_inference_manifest
+from tts_pipeline.benchmark.training import parse_metrics_argument, training_throughput
+from tts_pipeline.config import DemoCorpusConfig, HiFiGANConfig
+from tts_pipeline.errors import UserError
+from tts_pipeline.files import write_jsonl
+from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
+
+from ..inference_models import AUDIO, tiny_fastpitch, tiny_generator
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    torch.set_num_threads(1)
+
+
+def tiny_synthesizer() -> Synthesizer:
+    encoder = TextEncoder(cleaners="english_cleaners_v2", symbols="characters", symbol_set="english_basic")
+    options = SynthesisOptions(vocoder_batching="padded")
+    return Synthesizer(tiny_generator(), AUDIO, options, fastpitch=tiny_fastpitch(), text_encoder=encoder)
+
+
+def test_the_cpu_runs_fp32_only_and_says_why_the_rest_is_skipped():
+    plan = plan_precisions(["fp16", "fp32", "bf16", "fp32"], torch.device("cpu"))
+    assert [(c.name, c.amp, c.label) for c in plan.runnable] == [("fp32", "off", "fp32")]
+    assert [s.precision for s in plan.skipped] == ["fp16", "bf16"]
+    assert all("CUDA-only" in s.reason for s in plan.skipped)
+
+
+def test_time_synthesis_records_both_models_and_counts_the_batchs_audio():
+    synth = tiny_synthesizer()
+    own_timer = synth.timer
+    tokens = synth.encode("Hello there, how are you?")
+    run = time_synthesis(synth, tokens, 3, warmup=1, repeats=2)
+    assert len(run.latencies) == 2 and run.latencies.components == ("fastpitch", "hifigan")
+    with torch.inference_mode():
+        alone = synth.fastpitch.infer(torch.tensor([tokens]), torch.tensor([len(tokens)]))
+    assert {call.audio_samples for call in run.calls} == {3 * int(alone.mel_lengths[0]) * AUDIO.hop_length}
+    assert run.batch_size == 3 and synth.timer is own_timer
+
+
+def test_fixed_durations_spread_the_frames_and_still_run_the_predictor():
+    frames = spread_frames(693, 128)
+    assert sum(frames) == 693 and set(frames) == {5, 6}
+    model = tiny_fastpitch()
+    calls = []
+    model.duration_predictor.register_forward_hook(lambda *_: calls.append(1))
+    model.duration_predictor = FixedDurations(model.duration_predictor, torch.tensor(spread_frames(50, 7)))
+    tokens = torch.tensor([[5, 6, 7, 8, 9, 10, 11], [5, 6, 7, 0, 0, 0, 0]])
+    with torch.inference_mode():
+        out = model.infer(tokens, torch.tensor([7, 3]))
+    assert out.mel_lengths.tolist() == [50, sum(spread_frames(50, 7)[:3])] and calls == [1]
+
+
+def test_random_hifigan_is_v1_without_weight_norm():
+    generator = random_hifigan(AUDIO)
+    assert generator.model_config()["upsample_initial_channel"] == HiFiGANConfig().upsample_initial_channel == 512
+    assert not any("parametrizations" in name for name, _ in generator.named_parameters())
+
+
+def test_base_voice_is_the_centre_of_the_demo_ranges():
+    voice = demo_base_voice(DemoCorpusConfig(rate_wpm=(150, 185), pitch=(35, 65), pitch_range=(40, 90)))
+    assert (voice.rate_wpm, voice.pitch, voice.pitch_range) == (168, 50, 65)
+
+
+def test_inference_manifest_wavs_are_relative_to_its_folder(tmp_path):
+    write_jsonl(tmp_path / "inference" / "manifest.jsonl", [
+        {"name": "a", "wav": "a.wav", "text": "Hi."},
+        {"name": "b", "wav": str(tmp_path / "elsewhere" / "b.wav"), "mel": "b.npy"},
+    ])  # fmt: skip
+    first, second = read_inference_manifest(tmp_path / "inference" / "manifest.jsonl")
+    assert first.wav == tmp_path / "inference" / "a.wav" and first.text == "Hi."
+    assert second.wav == tmp_path / "elsewhere" / "b.wav" and second.text is None
+    write_jsonl(tmp_path / "bad.jsonl", [{"wav": "x.wav"}])
+    with pytest.raises(UserError, match=r"bad\.jsonl: record 1: expected an object with 'name' and 'wav'"):
+        read_inference_manifest(tmp_path / "bad.jsonl")
+
+
+def test_training_throughput_rows_and_errors(tmp_path):
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps({"frames_per_s": 10.0, "steps_per_s": None, "world_size": 2, "loss": 1.0}))
+    rows = training_throughput([parse_metrics_argument(f"train_fastpitch={path}")])
+    assert rows == [{
+        "stage": "train_fastpitch", "metrics": str(path), "frames_per_s": 10.0,
+        "frames_per_s_nvidia_units": None, "steps_per_s": None, "world_size": 2,
+    }]  # fmt: skip
+    with pytest.raises(UserError, match="expected name=path"):
+        parse_metrics_argument("=x.json")
+    with pytest.raises(UserError, match="given twice"):
+        training_throughput([parse_metrics_argument(f"a={path}")] * 2)
+    with pytest.raises(UserError, match=r"--metrics a: file not found"):
+        training_throughput([parse_metrics_argument(f"a={tmp_path / 'none.json'}")])

@@ -1,0 +1,72 @@
+## BENCHMARK: inference speed like NVIDIA measures it, objective quality, training throughput;
+## then the pages of the HTML report (`snakemake --report`).
+
+
+rule benchmark:
+    input:
+        **pipeline.training_metrics(),
+        fastpitch=pipeline.fastpitch_model(),
+        hifigan=paths.hifigan_finetuned_model,
+        hifigan_base=pipeline.hifigan_model(),
+        val=paths.manifest("val"),
+        features=paths.features_index,
+        fastpitch_mels=paths.fastpitch_mels_index,
+        inference=paths.inference_manifest,
+        phrases=pipeline.benchmark_phrases(),
+    output:
+        json=paths.benchmark_json,
+        md=paths.benchmark_md,
+    params:
+        section=pipeline.params("benchmark"),
+        code=pipeline.code("benchmark"),
+        reference=pipeline.benchmark_reference(),
+        metrics=lambda wildcards, input: " ".join(f"{name}={input[name]}" for name in pipeline.training_metrics()),
+    resources:
+        gpu=pipeline.gpus("benchmark"),
+    log:
+        paths.log("benchmark"),
+    benchmark:
+        paths.benchmark("benchmark")
+    threads: 2
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
+        " tts-pipeline benchmark --section {params.section:q} --fastpitch {input.fastpitch:q}"
+        " --hifigan {input.hifigan:q} --hifigan-base {input.hifigan_base:q}"
+        " --manifest-dir $(dirname {input.val:q}) --features-dir $(dirname {input.features:q})"
+        " --fastpitch-mels-dir $(dirname {input.fastpitch_mels:q}) --inference-manifest {input.inference:q}"
+        " --reference {params.reference} --phrases {input.phrases:q} --metrics {params.metrics} --out-dir $(dirname {output.json:q})"
+        " > {log:q} 2>&1"
+
+
+rule report_pages:
+    input:
+        **pipeline.training_metrics(),
+        benchmark=paths.benchmark_md,
+        inference=paths.inference_manifest,
+        val=paths.manifest("val"),
+        features=paths.features_index,
+        durations=paths.durations_index,
+        fastpitch_mels=paths.fastpitch_mels_index,
+        hifigan_base=pipeline.hifigan_model(),
+        hifigan=paths.hifigan_finetuned_model,
+    output:
+        losses=report(paths.report_page("losses.png"), caption="../report/losses.rst", category="Training"),
+        pitch=report(paths.report_page("pitch.png"), caption="../report/pitch.rst", category="Features"),
+        alignment=report(paths.report_page("alignment.png"), caption="../report/alignment.rst", category="Features"),
+        benchmark=report(paths.report_page("benchmark.html"), caption="../report/benchmark.rst", category="Benchmark"),
+        audio=report(paths.report_page("audio.html"), caption="../report/audio.rst", category="Audio"),
+    params:
+        code=pipeline.code("report_pages"),
+        metrics=lambda wildcards, input: " ".join(f"{name}={input[name]}" for name in pipeline.training_metrics()),
+    log:
+        paths.log("report_pages"),
+    threads: 1
+    conda:
+        "../envs/tts.yaml"
+    shell:
+        "tts-pipeline report_pages --metrics {params.metrics} --features-dir $(dirname {input.features:q})"
+        " --benchmark-md {input.benchmark:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
+        " --fastpitch-mels-dir $(dirname {input.fastpitch_mels:q}) --hifigan-base {input.hifigan_base:q}"
+        " --hifigan-finetuned {input.hifigan:q} --out-dir $(dirname {output.losses:q}) > {log:q} 2>&1"
