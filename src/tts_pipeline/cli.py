@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "bench-features": "tts_pipeline.stages.bench_features",
     "bench-hifigan": "tts_pipeline.stages.bench_hifigan",
     "bench-inference": "tts_pipeline.stages.bench_inference",
+    "bench-fastpitch": "tts_pipeline.stages.bench_fastpitch",
     "check-config": "tts_pipeline.stages.check_config",
     "schema": "tts_pipeline.stages.schema",
     "tracking": "tts_pipeline.stages.tracking_run",

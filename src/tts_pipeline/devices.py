@@ -29,8 +29,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tts_pipeline.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -278,3 +282,18 @@ def lease_gpus(
     """
     with acquire_gpus(count, pool=pool, lock_dir=lock_dir, timeout_s=timeout_s, poll_s=poll_s) as lease:
         yield list(lease.devices)
+
+
+def single_device(gpus: int, key: str) -> torch.device:
+    """The device of a one-process stage (synthesis, benchmark): the first visible GPU when ``gpus``
+    is 1 and one is present, else the CPU (with a warning when a GPU was asked for).
+
+    Raises UserError naming ``key`` for anything but 0 or 1.
+    """
+    import torch
+
+    if gpus not in (0, 1):
+        raise UserError(f"{key}: expected 0 (CPU) or 1 (one GPU), got {gpus}")
+    if gpus and not torch.cuda.is_available():
+        log.warning("%s is 1 but no CUDA device is visible; running on the CPU", key)
+    return torch.device("cuda", 0) if gpus and torch.cuda.is_available() else torch.device("cpu")

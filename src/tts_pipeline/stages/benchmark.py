@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.benchmark.report import LATENCY_NOTES, json_ready
     from tts_pipeline.benchmark.training import THROUGHPUT_UNITS, parse_metrics_argument, training_throughput
     from tts_pipeline.config import AudioConfig, BenchmarkConfig, InferenceConfig, PitchConfig, parse_section
+    from tts_pipeline.devices import single_device
     from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json, write_text
     from tts_pipeline.inference import SynthesisOptions, Synthesizer, read_phrases
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> None:
         raise UserError(f"benchmark: --reference espeak needs the demo corpus's voice ({VOICE_KEY!r}) in --section")
     metrics_files = [parse_metrics_argument(value) for value in args.metrics]
 
-    device = _device(cfg.gpus if args.gpus is None else args.gpus)
+    device = single_device(cfg.gpus if args.gpus is None else args.gpus, "benchmark.gpus")
     if device.type == "cpu":
         torch.set_num_threads(cfg.threads)
     phrases_path = args.phrases if args.phrases is not None else Path(cfg.phrases)
@@ -205,19 +206,6 @@ def run(args: argparse.Namespace) -> None:
         run_log.log_metrics(headline_metrics(report))
         run_log.log_artifact(json_path)
         run_log.log_artifact(md_path)
-
-
-def _device(gpus: int) -> torch.device:
-    """The first visible GPU when asked for one and present, else the CPU (with a warning if asked)."""
-    import torch
-
-    from tts_pipeline.errors import UserError
-
-    if gpus not in (0, 1):
-        raise UserError(f"benchmark.gpus: expected 0 (CPU) or 1 (one GPU), got {gpus}")
-    if gpus and not torch.cuda.is_available():
-        log.warning("benchmark.gpus is 1 but no CUDA device is visible; benchmarking on the CPU")
-    return torch.device("cuda", 0) if gpus and torch.cuda.is_available() else torch.device("cpu")
 
 
 def _environment(device: torch.device, tf32: dict[str, bool]) -> dict[str, Any]:

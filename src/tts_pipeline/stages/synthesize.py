@@ -28,7 +28,6 @@ from tts_pipeline.stages.common import add_section_argument, load_section, track
 
 if TYPE_CHECKING:
     import numpy as np
-    import torch
 
     from tts_pipeline.inference import Synthesizer
 
@@ -55,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, parse_section
+    from tts_pipeline.devices import single_device
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import InferenceConfig, SynthesisOptions, Synthesizer
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> None:
     if args.mels is not None and args.fastpitch is not None:
         log.info("synthesize: --mels vocodes ground-truth mels; --fastpitch %s is not used", args.fastpitch)
     manifest = args.manifest or args.out_dir / MANIFEST_NAME
-    device = _device(cfg.gpus if args.gpus is None else args.gpus)
+    device = single_device(cfg.gpus if args.gpus is None else args.gpus, "inference.gpus")
     synth = Synthesizer.load(
         args.hifigan,
         args.fastpitch if args.phrases is not None else None,
@@ -101,19 +101,6 @@ def run(args: argparse.Namespace) -> None:
         for record in records:
             run_log.log_artifact(args.out_dir / record["wav"], "audio")
         run_log.log_artifact(manifest)
-
-
-def _device(gpus: int) -> torch.device:
-    """The first visible GPU when asked for one and present, else the CPU (with a warning if asked)."""
-    import torch
-
-    from tts_pipeline.errors import UserError
-
-    if gpus not in (0, 1):
-        raise UserError(f"inference.gpus: expected 0 (CPU) or 1 (one GPU), got {gpus}")
-    if gpus and not torch.cuda.is_available():
-        log.warning("inference.gpus is 1 but no CUDA device is visible; synthesising on the CPU")
-    return torch.device("cuda", 0) if gpus and torch.cuda.is_available() else torch.device("cpu")
 
 
 def _synthesize_phrases(synth: Synthesizer, path: Path, out_dir: Path, n_manifest: int) -> list[dict[str, Any]]:
