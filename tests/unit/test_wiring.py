@@ -150,3 +150,13 @@ def test_shipped_files_are_found_from_any_working_directory(demo, tmp_path, monk
     assert pipeline.inference_phrases() == "config/phrases/demo.txt", "a local file wins"
     demo["inference"]["phrases"] = None
     assert wiring.Pipeline(demo).inference_phrases() == "results/demo/data/manifest.val.jsonl"
+
+
+def test_check_config_prints_a_stage_section(capsys):
+    from tts_pipeline import cli
+
+    cli.main(["check-config", str(REPO / "config/demo.yaml"), "--section", "synthesize"])
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"inference", "audio"}
+    with pytest.raises(SystemExit):
+        cli.main(["check-config", str(REPO / "config/demo.yaml"), "--section", "no_such_stage"])

@@ -1,7 +1,8 @@
 """Validate a config file and print the resolved values (defaults filled in).
 
 Use it after editing a config: it reports every unknown key, wrong type and bad value with the
-key's full path, exactly as the workflow does before any job starts.
+key's full path, exactly as the workflow does before any job starts. ``--section STAGE`` prints
+instead the JSON the workflow passes to that stage's ``--section``, to run a stage by hand.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", type=Path, help="YAML config, e.g. config/demo.yaml")
     parser.add_argument("--quiet", action="store_true", help="only validate, print nothing on success")
+    parser.add_argument("--section", metavar="STAGE", help="print the --section JSON of this stage (e.g. synthesize)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -21,5 +23,13 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import load_config
 
     config = load_config(args.config)
+    if args.section:
+        from tts_pipeline.errors import UserError
+        from tts_pipeline.wiring import STAGE_SECTIONS, stage_params
+
+        if args.section not in STAGE_SECTIONS:
+            raise UserError(f"--section: unknown stage {args.section!r}; expected one of {sorted(STAGE_SECTIONS)}")
+        print(stage_params(config, args.section))
+        return
     if not args.quiet:
         print(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), end="")
