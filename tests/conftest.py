@@ -12,3 +12,13 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(autouse=True)
+def outside_the_workflow(monkeypatch):
+    """Every test runs as a stage run by hand: the workflow's TTS_* variables (tracking, parent run,
+    log cadence) of a surrounding shell never leak in; tests that want them set their own."""
+    import os
+
+    for name in [key for key in os.environ if key.startswith("TTS_")]:
+        monkeypatch.delenv(name)

@@ -5,7 +5,6 @@ training throughput, and the MLflow figures."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 from pathlib import Path
@@ -28,8 +27,8 @@ from tts_pipeline.text import normalize_text
 
 from ..conftest import REPO
 from ..inference_models import AUDIO, save_fastpitch_file, save_hifigan_file
+from ..stage_helpers import track_into
 
-TRACKING_VARS = ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID")
 VAL_IDS = ("LJ001-0001", "LJ001-0002", "LJ001-0003")
 SENTENCES = {"same": "Dr. Lewis has 2 cats.", "higher": "The weather looks calm."}
 DEMO = DemoCorpusConfig()
@@ -39,9 +38,7 @@ METRICS = {"frames_per_s": 1234.5, "frames_per_s_nvidia_units": 3086.25, "steps_
 
 
 @pytest.fixture(autouse=True)
-def no_tracking(monkeypatch):
-    for name in TRACKING_VARS:
-        monkeypatch.delenv(name, raising=False)
+def one_thread():
     torch.set_num_threads(1)
 
 
@@ -230,19 +227,7 @@ def test_bad_inputs_are_reported(root):
 
 @pytest.mark.slow
 def test_figures_and_both_files_go_to_mlflow(root, monkeypatch):
-    monkeypatch.setenv("TTS_TRACKING", "1")
-    monkeypatch.setenv("TTS_TRACKING_URI", f"sqlite:///{root / 'mlflow.db'}")
-    monkeypatch.setenv("TTS_MLFLOW_EXPERIMENT", "benchmark-test")
-    runs = []
-    real_tracked = stage.tracked
-
-    @contextlib.contextmanager
-    def spy(*args, **kwargs):
-        with real_tracked(*args, **kwargs) as run_log:
-            runs.append(run_log.run_id)
-            yield run_log
-
-    monkeypatch.setattr(stage, "tracked", spy)
+    runs = track_into(monkeypatch, stage, root, "benchmark-test")
     run_stage(root, payload=section(batch_sizes=[1], precisions=["fp32"]))
     settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
     summary = tracking.get_run(settings, runs[0])

@@ -22,13 +22,6 @@ from ..conftest import REPO
 RATE = 22050
 
 
-@pytest.fixture(autouse=True)
-def no_tracking(monkeypatch):
-    """Stages run by hand log nothing unless the workflow's TTS_* variables say so."""
-    for name in ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def write_corpus(root: Path, clips: dict[str, tuple[np.ndarray, int]], texts: dict[str, str] | None = None) -> Path:
     """An LJSpeech-layout folder: wavs/<id>.wav and metadata.csv (id|text|text)."""
     (root / "wavs").mkdir(parents=True)

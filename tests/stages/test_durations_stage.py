@@ -35,12 +35,6 @@ TEXTS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def no_tracking(monkeypatch):
-    for name in ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @dataclass
 class Corpus:
     root: Path

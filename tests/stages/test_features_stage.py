@@ -23,13 +23,6 @@ RATE = 22050
 SPLITS = {"train": ["u1", "u2", "u3", "u4"], "val": ["v1"], "test": ["t1"]}
 
 
-@pytest.fixture(autouse=True)
-def no_tracking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stages run by hand log nothing unless the workflow's TTS_* variables say so."""
-    for name in ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def section(**pitch: object) -> str:
     payload = {"audio": AudioConfig().model_dump(mode="json"), "pitch": PitchConfig(**pitch).model_dump(mode="json")}
     return json.dumps(payload)

@@ -4,7 +4,6 @@ manifest, pace, vocoder-only mode, bad inputs, and the MLflow artifacts."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 from pathlib import Path
 
@@ -21,9 +20,9 @@ from tts_pipeline.inference import InferenceConfig
 from tts_pipeline.stages import synthesize as stage
 
 from ..inference_models import AUDIO, save_fastpitch_file, save_hifigan_file
+from ..stage_helpers import track_into
 
 HOP, SR = AUDIO.hop_length, AUDIO.sampling_rate
-TRACKING_VARS = ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID")
 PHRASES = """# three phrases
 hello|Hello there.
 long_one|The old lighthouse keeper painted the door a bright shade of blue.
@@ -35,9 +34,7 @@ MANIFEST_FIELDS = {
 
 
 @pytest.fixture(autouse=True)
-def no_tracking(monkeypatch):
-    for name in TRACKING_VARS:
-        monkeypatch.delenv(name, raising=False)
+def one_thread():
     torch.set_num_threads(1)
 
 
@@ -143,19 +140,7 @@ def test_bad_inputs_are_reported(files):
 
 @pytest.mark.slow
 def test_the_wavs_and_the_manifest_go_to_mlflow(files, monkeypatch):
-    monkeypatch.setenv("TTS_TRACKING", "1")
-    monkeypatch.setenv("TTS_TRACKING_URI", f"sqlite:///{files / 'mlflow.db'}")
-    monkeypatch.setenv("TTS_MLFLOW_EXPERIMENT", "synthesize-test")
-    runs = []
-    real_tracked = stage.tracked
-
-    @contextlib.contextmanager
-    def spy(*args, **kwargs):
-        with real_tracked(*args, **kwargs) as run_log:
-            runs.append(run_log.run_id)
-            yield run_log
-
-    monkeypatch.setattr(stage, "tracked", spy)
+    runs = track_into(monkeypatch, stage, files, "synthesize-test")
     run_stage(files, section(denoising_strength=0.0))
     settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
     summary = tracking.get_run(settings, runs[0])

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,20 +21,13 @@ from tts_pipeline.text import get_symbols
 from tts_pipeline.training import aligner as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager
 
-from ..conftest import REPO
+from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
 N_MELS = 16
 TEXTS = {
     "train": ["a cat sat.", "the dog ran.", "cats nap.", "a big dog.", "sit down.", "no cats.", "run, dog!", "ok."],
     "val": ["a dog sat.", "the cat ran."],
 }
-TRACKING_VARS = ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID")
-
-
-@pytest.fixture(autouse=True)
-def no_tracking(monkeypatch):
-    for name in TRACKING_VARS:
-        monkeypatch.delenv(name, raising=False)
 
 
 def make_corpus(root: Path, frames_per_char: int = 4) -> tuple[Path, Path]:
@@ -78,11 +66,7 @@ def stage_argv(root: Path, manifest_dir: Path, features_dir: Path, payload: str)
 
 
 def run_stage(argv: list[str]) -> dict:
-    parser = argparse.ArgumentParser()
-    stage.add_arguments(parser)
-    args = parser.parse_args(argv)
-    stage.run(args)
-    return json.loads(args.metrics.read_text())
+    return json.loads(run_in_process(stage, argv).metrics.read_text())
 
 
 @pytest.fixture
@@ -254,23 +238,11 @@ def test_sigkill_then_rerun_reaches_the_same_final_step(tmp_path):
     payload = section(max_steps=150, checkpoint_every_n_steps=10, batch_size=2)
     argv = stage_argv(tmp_path, manifest_dir, features_dir, payload)
     command = [sys.executable, "-m", "tts_pipeline", "train_aligner", *argv]
-    env = {k: v for k, v in os.environ.items() if k not in TRACKING_VARS}
-    env["OMP_NUM_THREADS"] = "1"
-    work = tmp_path / "work" / "train_aligner"
-    process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not list(work.glob("step-*.pt")) and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait(timeout=30)
-    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    saved = kill_after_first_checkpoint(command, tmp_path / "work" / "train_aligner")
     assert not (tmp_path / "aligner" / "model.pt").exists()
-    saved = sorted(int(p.name[5:13]) for p in work.glob("step-*.pt"))
     assert saved and saved[-1] < 150
 
-    subprocess.run(command, cwd=REPO, env=env, check=True, stderr=subprocess.DEVNULL)
+    rerun(command)
     metrics = json.loads((tmp_path / "aligner" / "metrics.json").read_text())
     assert metrics["step"] == 150 and metrics["resumed_from_step"] == saved[-1]
     assert metrics["steps_this_run"] == 150 - saved[-1]

@@ -3,13 +3,8 @@ corrupt and foreign checkpoints, NaN, fine-tuning, SIGKILL, MLflow samples."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +25,7 @@ from tts_pipeline.training import hifigan as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.engine import TrainingDiverged
 
-from ..conftest import REPO
+from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
 SR = 22050
 AUDIO = AudioConfig()
@@ -52,13 +47,10 @@ TINY: dict[str, Any] = {
     "n_samples": 1,
     "samples_every_n_epochs": 1,
 }
-TRACKING_VARS = ("TTS_TRACKING", "TTS_TRACKING_URI", "TTS_MLFLOW_EXPERIMENT", "TTS_PARENT_RUN_ID")
 
 
 @pytest.fixture(autouse=True)
-def no_tracking(monkeypatch):
-    for name in TRACKING_VARS:
-        monkeypatch.delenv(name, raising=False)
+def one_thread():
     torch.set_num_threads(1)
 
 
@@ -102,11 +94,7 @@ def stage_argv(root: Path, payload: str, name: str = "hifigan", *extra: str) -> 
 
 
 def run_stage(argv: list[str]) -> dict:
-    parser = argparse.ArgumentParser()
-    stage.add_arguments(parser)
-    args = parser.parse_args(argv)
-    stage.run(args)
-    return json.loads(args.metrics.read_text())
+    return json.loads(run_in_process(stage, argv).metrics.read_text())
 
 
 @pytest.fixture
@@ -374,33 +362,15 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
     assert (artifacts / "metrics.json").is_file()
 
 
-STAGE_RUNNER = (
-    "from tts_pipeline import cli; "
-    "cli.COMMANDS.setdefault('train_hifigan', 'tts_pipeline.stages.train_hifigan'); cli.main()"
-)
-
-
 @pytest.mark.slow
 def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     argv = stage_argv(corpus, section(max_steps=24, n_samples=0, validation_every_n_epochs=100))
-    command = [sys.executable, "-c", STAGE_RUNNER, "train_hifigan", *argv]
-    env = {k: v for k, v in os.environ.items() if k not in TRACKING_VARS}
-    env["OMP_NUM_THREADS"] = "1"
-    work = corpus / "work" / "hifigan"
-    process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not list(work.glob("step-*.pt")) and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait(timeout=30)
-    assert process.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    command = [sys.executable, "-m", "tts_pipeline", "train_hifigan", *argv]
+    saved = kill_after_first_checkpoint(command, corpus / "work" / "hifigan")
     assert not (corpus / "hifigan" / "model.pt").exists()
-    saved = sorted(int(p.name[5:13]) for p in work.glob("step-*.pt"))
     assert saved and saved[-1] < 24
 
-    subprocess.run(command, cwd=REPO, env=env, check=True, stderr=subprocess.DEVNULL)
+    rerun(command)
     metrics = json.loads((corpus / "hifigan" / "metrics.json").read_text())
     assert metrics["step"] == 24 and metrics["resumed_from_step"] == saved[-1]
     assert metrics["steps_this_run"] == 24 - saved[-1]
