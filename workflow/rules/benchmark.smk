@@ -62,6 +62,8 @@ rule report_pages:
         metrics=lambda wildcards, input: " ".join(f"{name}={input[name]}" for name in pipeline.training_metrics()),
     log:
         paths.log("report_pages"),
+    benchmark:
+        paths.benchmark("report_pages")
     threads: 1
     conda:
         "../envs/tts.yaml"
