@@ -70,9 +70,7 @@ class LJSpeechDownloadConfig(StrictModel):
     """Where LJSpeech-1.1 comes from and how it is verified (reference section 7.1)."""
 
     url: str = "https://data.keithito.com/data/speech/LJSpeech-1.1.tar.bz2"
-    sha256: str = Field(
-        "be1a30453f28eb8dd26af4101ae40cbf2c50413b1bb21936cbcdc6fae3de8aa5", pattern=r"^[0-9a-f]{64}$"
-    )
+    sha256: str = Field("be1a30453f28eb8dd26af4101ae40cbf2c50413b1bb21936cbcdc6fae3de8aa5", pattern=r"^[0-9a-f]{64}$")
     size_bytes: int = Field(2_748_572_632, gt=0)
 
 
@@ -245,6 +243,19 @@ class HiFiGANConfig(StrictModel):
     discriminator_channels_scale: float = Field(
         1.0, gt=0, le=1, description="Shrinks every discriminator width (demo only; 1.0 = the paper's)."
     )
+    discriminator_start_step: int = Field(
+        0,
+        ge=0,
+        description="Base training: optimiser steps in which the generator learns alone (mel + STFT losses, "
+        "no MPD/MSD); the discriminators train from this step on. 0 = NVIDIA's recipe (adversarial from "
+        "the start). Fine-tuning is always adversarial.",
+    )
+    stft_loss_scale: float = Field(
+        0.0,
+        ge=0,
+        description="Weight of Parallel WaveGAN's multi-resolution STFT loss in the generator's objective "
+        "(all steps); 0 = NVIDIA's objective (adversarial + feature matching + 45 x mel L1).",
+    )
     learning_rate: float = Field(3e-4, gt=0)
     adam_betas: tuple[float, float] = (0.8, 0.99)
     weight_decay: float = Field(0.01, ge=0, description="AdamW's default, which the recipe keeps.")
@@ -370,6 +381,17 @@ class FastPitchConfig(StrictModel):
     grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
     global_batch_size: int = Field(256, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
     batch_size: int = Field(32, ge=1, description="Per process and micro-step.")
+    length_bucketing: bool = Field(
+        False,
+        description="Put utterances of similar mel length in the same global batch, so that batches pad "
+        "less and train more real frames per second. false = NVIDIA's random batches.",
+    )
+    bucket_pool: int = Field(
+        50,
+        ge=1,
+        description="With length_bucketing: how many global batches' worth of shuffled utterances are sorted "
+        "by length together before being cut into batches. Bigger = less padding, less random batches.",
+    )
     epochs: int = Field(1000, ge=1)
     max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
     amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
@@ -452,6 +474,16 @@ class BenchmarkConfig(StrictModel):
     denoising_strength: float = Field(0.0, ge=0, description="NVIDIA's benchmark script times without denoising.")
     threads: int = Field(2, ge=1, description="CPU threads when benchmarking on the CPU.")
     n_quality: int = Field(100, ge=1, description="Validation utterances for the vocoders' mel L1.")
+    intelligibility_clips: int = Field(
+        100,
+        ge=0,
+        description="Held-out utterances (validation, then test) recognised by PocketSphinx in every row of "
+        "the intelligibility table (recordings, Griffin-Lim, copy synthesis, TTS); 0 = no intelligibility "
+        "section. Each clip costs about 1 s of CPU per row.",
+    )
+    n_figures: int = Field(
+        2, ge=0, description="Held-out utterances drawn as side-by-side spectrograms, with their WAVs, per row."
+    )
     gpus: int = Field(1, ge=0, le=1, description="1 = time on the first visible GPU (CPU if none); 0 = CPU.")
 
 
@@ -464,9 +496,7 @@ class TrackingConfig(StrictModel):
     """MLflow tracking. Off: the pipeline runs the same and writes the same files."""
 
     enabled: bool = True
-    uri: str | None = Field(
-        None, description="MLflow tracking URI; null = SQLite store at <results_dir>/mlflow.db."
-    )
+    uri: str | None = Field(None, description="MLflow tracking URI; null = SQLite store at <results_dir>/mlflow.db.")
     log_every_n_steps: int = Field(50, ge=1)
 
 

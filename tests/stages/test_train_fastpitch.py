@@ -24,6 +24,7 @@ from tts_pipeline.features.durations import symbol_pitch
 from tts_pipeline.files import save_npy, write_json, write_jsonl
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
 from tts_pipeline.stages import train_fastpitch as stage
+from tts_pipeline.training import distributed
 from tts_pipeline.training import fastpitch as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.distributed import DistributedContext
@@ -249,6 +250,49 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
     assert resumed.metrics["resumed_from_step"] == 2 and resumed.step == 4
     for (name, a), b in zip(straight.model.state_dict().items(), resumed.model.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, msg=name)
+
+
+def test_a_length_bucketed_run_trains_two_epochs_and_resumes_mid_epoch_on_the_same_batches(tmp_path, monkeypatch):
+    make_features(tmp_path, {"train": 12, "val": 2})
+    real_order, real_step = distributed.bucketed_order, trainer.train_step
+    lengths_seen: list[list[int]] = []
+    steps: list[list[list[str]]] = []  # per optimiser step, the ids of each micro-batch
+
+    def order_spy(order, lengths, *args, **kwargs):
+        lengths_seen.append(list(lengths))
+        return real_order(order, lengths, *args, **kwargs)
+
+    def step_spy(state, runtime, micro_batches, **kwargs):
+        steps.append([list(batch.ids) for batch in micro_batches])
+        return real_step(state, runtime, micro_batches, **kwargs)
+
+    monkeypatch.setattr(distributed, "bucketed_order", order_spy)
+    monkeypatch.setattr(trainer, "train_step", step_spy)
+    bucketed = {"epochs": 2, "length_bucketing": True, "bucket_pool": 2, "n_plots": 0}
+
+    def argv(name: str, **overrides: Any) -> list[str]:
+        out = tmp_path / name
+        paths = {"--work-dir": out / "work", "--model": out / "model.pt", "--metrics": out / "metrics.json"}
+        args = stage_argv(tmp_path, section(**bucketed, **overrides))
+        for flag, path in paths.items():
+            args[args.index(flag) + 1] = str(path)
+        return args
+
+    straight = run_stage(argv("straight"))
+    assert straight["step"] == 6 and straight["epochs_completed"] == 2 and straight["steps_per_epoch"] == 3
+    assert math.isfinite(straight["val_loss_mel"]) and straight["val_loss_mel"] < straight["val_loss_mel_start"]
+    train_set = datasets(tmp_path)[0]
+    assert lengths_seen and all(seen == train_set.mel_lengths for seen in lengths_seen)
+    length = dict(zip(train_set.ids, train_set.mel_lengths, strict=True))
+    for step in steps:  # each micro-batch of 2 is a run of its global batch of 4 sorted by length
+        assert max(length[i] for i in step[0]) <= min(length[i] for i in step[1])
+    uninterrupted, steps[:] = list(steps), []
+
+    stopped = run_stage(argv("resumed", max_steps=4))  # the last checkpoint falls in the middle of epoch 2
+    assert stopped["step"] == 4 and stopped["epoch"] == 2
+    resumed = run_stage(argv("resumed"))
+    assert resumed["resumed_from_step"] == 4 and resumed["step"] == 6 and resumed["epochs_completed"] == 2
+    assert steps == uninterrupted
 
 
 class RecordingSink:

@@ -159,13 +159,70 @@ class DistributedContext:
         device_ids = [self.device.index] if self.device.type == "cuda" else None
         return DistributedDataParallel(module, device_ids=device_ids, **ddp_options)
 
-    def sampler(self, dataset: Dataset[Any], *, seed: int, shuffle: bool = True) -> ResumableSampler:
-        """This rank's share of ``dataset`` (see :class:`ResumableSampler`)."""
-        return ResumableSampler(dataset, num_replicas=self.world_size, rank=self.rank, seed=seed, shuffle=shuffle)
+    def sampler(
+        self, dataset: Dataset[Any], *, seed: int, shuffle: bool = True, buckets: LengthBuckets | None = None
+    ) -> ResumableSampler:
+        """This rank's share of ``dataset`` (see :class:`ResumableSampler`), grouped by length if ``buckets``."""
+        return ResumableSampler(
+            dataset, num_replicas=self.world_size, rank=self.rank, seed=seed, shuffle=shuffle, buckets=buckets
+        )
 
     def shard(self, n_items: int) -> list[int]:
         """Indices ``rank, rank + world, ...`` of ``n_items``: an exact split with no padding (validation)."""
         return list(range(self.rank, n_items, self.world_size))
+
+
+@dataclass(frozen=True)
+class LengthBuckets:
+    """How :class:`ResumableSampler` groups items of similar length (see :func:`bucketed_order`).
+
+    Attributes:
+        lengths: The length of every dataset item (e.g. mel frames), in dataset order.
+        group_size: Items trained on together: the global batch (all processes' micro-batches of one
+            optimiser step).
+        pool: How many groups' worth of items are sorted by length together. Bigger pools give groups
+            of more uniform length (less padding) but less random company: a pool as large as the
+            epoch puts nearly the same items together every epoch.
+    """
+
+    lengths: Sequence[int]
+    group_size: int
+    pool: int
+
+    def __post_init__(self) -> None:
+        if self.group_size < 1 or self.pool < 1:
+            raise ValueError(
+                f"length buckets: expected positive group_size and pool, got {self.group_size}, {self.pool}"
+            )
+
+
+def bucketed_order(
+    order: Sequence[int], lengths: Sequence[int], group_size: int, pool: int, generator: torch.Generator
+) -> list[int]:
+    """``order`` rearranged so that every ``group_size`` consecutive items have similar lengths.
+
+    The last ``len(order) % group_size`` items stay last and as they are: the remainder a full-batch
+    loader drops, the same items it would drop from ``order`` itself. The rest is cut into pools of
+    ``pool x group_size`` consecutive items; each pool is sorted by length (a stable sort, so equal
+    lengths keep their random order) and cut into groups; the groups of all pools are shuffled with
+    ``generator``. So every item of ``order`` appears exactly once, and the full groups are exactly as
+    many as ``order`` holds (``len(order) // group_size``): bucketing costs no step.
+
+    Args:
+        order: Item indices, already shuffled.
+        lengths: Length of each item, indexed by item index.
+        group_size: Items per group.
+        pool: Groups per pool.
+        generator: Draws the order of the groups.
+    """
+    n_full = len(order) - len(order) % group_size
+    pool_items = pool * group_size
+    groups: list[list[int]] = []
+    for start in range(0, n_full, pool_items):
+        ranked = sorted(order[start : min(start + pool_items, n_full)], key=lambda index: lengths[index])
+        groups.extend(ranked[first : first + group_size] for first in range(0, len(ranked), group_size))
+    shuffled = torch.randperm(len(groups), generator=generator).tolist()
+    return [index for group in shuffled for index in groups[group]] + list(order[n_full:])
 
 
 class ResumableSampler(DistributedSampler):
@@ -175,11 +232,38 @@ class ResumableSampler(DistributedSampler):
     The permutation does not depend on the number of processes: optimiser step ``s`` of an epoch
     covers positions ``[s * G, (s + 1) * G)`` of it (``G`` the global batch) whether one process
     accumulates them or ``G / batch`` processes share them.
+
+    With ``buckets`` (length bucketing, off by default as in NVIDIA's loaders) the epoch's permutation
+    is rearranged by :func:`bucketed_order` into groups of ``buckets.group_size`` (the global batch) of
+    similar length before the ranks take their shares, so each micro-batch pads little. Everything
+    above still holds: the order depends on ``(seed, epoch)`` only, every rank computes the same one,
+    the same items as without bucketing are trained on per epoch, and the number of full global
+    batches is unchanged; ``skip`` still lands on the items an uninterrupted epoch would have reached.
     """
 
-    def __init__(self, dataset: Dataset[Any], *, num_replicas: int, rank: int, seed: int, shuffle: bool = True) -> None:
+    def __init__(
+        self,
+        dataset: Dataset[Any],
+        *,
+        num_replicas: int,
+        rank: int,
+        seed: int,
+        shuffle: bool = True,
+        buckets: LengthBuckets | None = None,
+    ) -> None:
         super().__init__(dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=True)
         self.skip = 0
+        if buckets is not None:
+            n_items = len(dataset)  # type: ignore[arg-type]
+            if len(buckets.lengths) != n_items:
+                raise ValueError(f"length buckets: {len(buckets.lengths)} lengths for {n_items} items")
+            if buckets.group_size % num_replicas:
+                raise ValueError(
+                    f"length buckets: groups of {buckets.group_size} items do not split over {num_replicas} processes"
+                )
+            if not shuffle:
+                raise ValueError("length buckets need a shuffled sampler (the groups are shuffled)")
+        self.buckets = buckets
 
     def set_position(self, epoch: int, skip: int = 0) -> None:
         """Iterate epoch ``epoch`` from this rank's ``skip``-th index on."""
@@ -189,7 +273,16 @@ class ResumableSampler(DistributedSampler):
         self.skip = int(skip)
 
     def __iter__(self) -> Iterator[int]:
-        indices = list(super().__iter__())
+        if self.buckets is None:
+            indices = list(super().__iter__())
+        else:
+            # DistributedSampler's permutation (same generator and seed), regrouped, then this rank's share.
+            generator = torch.Generator()
+            generator.manual_seed(self.seed + self.epoch)
+            order = torch.randperm(len(self.dataset), generator=generator).tolist()[: self.total_size]  # type: ignore[arg-type]
+            buckets = self.buckets
+            grouped = bucketed_order(order, buckets.lengths, buckets.group_size, buckets.pool, generator)
+            indices = grouped[self.rank : self.total_size : self.num_replicas]
         return iter(indices[self.skip :])
 
     def __len__(self) -> int:

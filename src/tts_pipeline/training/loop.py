@@ -5,8 +5,9 @@ the checkpoint contents and its own figures.
 
 One optimiser step takes ``k`` micro-batches of ``batch_size`` items per process
 (:func:`tts_pipeline.training.engine.accumulation_steps`); an epoch is ``steps_per_epoch`` such steps
-over this rank's share of a :class:`tts_pipeline.training.distributed.ResumableSampler` permutation, so
-a run resumed at step ``s`` of an epoch continues with the batches an uninterrupted run would have seen.
+over this rank's share of a :class:`tts_pipeline.training.distributed.ResumableSampler` permutation
+(optionally grouped by length), so a run resumed at step ``s`` of an epoch continues with the batches an
+uninterrupted run would have seen.
 Checkpoints are taken every ``checkpoint_every_n_epochs`` epochs and when training stops; validation
 runs before training (fresh runs), every ``validation_every_n_epochs`` epochs, at the last epoch and
 when training stops.
@@ -24,7 +25,7 @@ from torch.utils.data import Dataset
 
 from tts_pipeline.errors import UserError
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext
+from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
 from tts_pipeline.training.engine import (
     MetricsSink,
     RunningMeans,
@@ -104,6 +105,8 @@ class EpochLoop:
         run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
         log_every: Training figures every this many steps.
         on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
+        buckets: Group the training items by length (global batches of similar lengths); None = random
+            batches.
         loader_options: More DataLoader options (``collate_fn``).
     """
 
@@ -124,6 +127,7 @@ class EpochLoop:
         run_id: str | None,
         log_every: int,
         on_checkpoint: Callable[[Any], None] | None,
+        buckets: LengthBuckets | None = None,
         **loader_options: Any,
     ) -> None:
         self.cfg, self.section, self.train_set = cfg, section, train_set
@@ -131,7 +135,7 @@ class EpochLoop:
         self.sink = sink if context.is_main else None  # only rank 0 logs
         self.run_id, self.log_every, self.on_checkpoint = run_id, log_every, on_checkpoint
         self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section=section)
-        self.sampler = context.sampler(train_set, seed=cfg.seed)
+        self.sampler = context.sampler(train_set, seed=cfg.seed, buckets=buckets)
         self.loader = make_loader(
             train_set,
             cfg.batch_size,
@@ -141,6 +145,8 @@ class EpochLoop:
             drop_last=True,
             **loader_options,
         )
+        # Full global batches per epoch: the same with length buckets, which keep every full global batch
+        # of the epoch's items in front of the few left over (bucketed_order).
         self.steps_per_epoch = len(self.sampler) // cfg.batch_size // self.k
         if self.steps_per_epoch == 0:
             raise UserError(
