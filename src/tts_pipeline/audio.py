@@ -183,3 +183,40 @@ class MelSpectrogram(nn.Module):
             f"sr={self.cfg.sampling_rate}, n_fft={self.n_fft}, hop={self.hop_length}, win={self.win_length}, "
             f"n_mels={self.cfg.n_mel_channels}, fmin={self.cfg.mel_fmin:g}, fmax={self.fmax:g}"
         )
+
+
+GRIFFIN_LIM_ITERATIONS = 32
+"""librosa's default; more iterations change little for a recogniser or a listener."""
+
+
+def griffin_lim(log_mel: np.ndarray, cfg: AudioConfig, n_iter: int = GRIFFIN_LIM_ITERATIONS) -> np.ndarray:
+    """A non-neural inversion of a log-mel (a reference point for vocoders): float32 ``(T * hop,)``.
+
+    ``log_mel`` is ``(n_mels, T)`` as :class:`MelSpectrogram` makes it. The magnitude spectrogram is
+    recovered from the mel filterbank by non-negative least squares and its phase by Griffin-Lim
+    (``librosa.feature.inverse.mel_to_audio``, same filterbank as :func:`mel_basis`). librosa frames
+    with ``center=True``, half a hop away from this module's framing: immaterial for listening.
+    """
+    import librosa
+
+    if log_mel.ndim != 2 or log_mel.shape[0] != cfg.n_mel_channels:
+        raise ValueError(f"log_mel: expected shape ({cfg.n_mel_channels}, T), got {log_mel.shape}")
+    # librosa's centred framing puts T * hop samples in T + 1 frames: repeat the last frame once.
+    magnitude = np.exp(np.concatenate([log_mel, log_mel[:, -1:]], axis=1).astype(np.float64))
+    audio = librosa.feature.inverse.mel_to_audio(
+        magnitude,
+        sr=cfg.sampling_rate,
+        n_fft=cfg.filter_length,
+        hop_length=cfg.hop_length,
+        win_length=cfg.win_length,
+        window="hann",
+        center=True,
+        power=1.0,
+        n_iter=n_iter,
+        length=log_mel.shape[1] * cfg.hop_length,
+        fmin=cfg.mel_fmin,
+        fmax=cfg.mel_fmax,
+        htk=False,
+        norm="slaney",
+    )
+    return np.clip(audio, -1.0, 1.0).astype(np.float32)

@@ -93,8 +93,15 @@ def durations_over_waveform(
     for start, end, symbol in zip(boundaries[:-1], boundaries[1:], symbols, strict=True):
         axis.axvline(start, color="tab:blue", linewidth=0.4, alpha=0.6)
         if end > start:
-            axis.text((start + end) / 2, 0.9, symbol if symbol != " " else "␣", ha="center", va="top",
-                      fontsize=6, transform=axis.get_xaxis_transform())
+            axis.text(
+                (start + end) / 2,
+                0.9,
+                symbol if symbol != " " else "␣",
+                ha="center",
+                va="top",
+                fontsize=6,
+                transform=axis.get_xaxis_transform(),
+            )
     axis.set_xlim(0, times[-1] if times.size else 1)
     axis.set_xlabel("time (s)")
     axis.set_title(title)
@@ -171,4 +178,29 @@ def loss_curves(histories: dict[str, Sequence[dict[str, float]]], keys: dict[str
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)
     figure.tight_layout()
+    return figure
+
+
+def spectrogram_panels(panels: dict[str, np.ndarray], frame_period_s: float, title: str = "") -> Figure:
+    """Log-mels of the same sentence side by side (one column each, one colour scale), so that a reader
+    sees at a glance whether a synthesised version has the recording's formants, harmonics and pauses.
+
+    Args:
+        panels: Label -> ``(n_mels, T_i)`` log-mel; lengths may differ (free-running TTS).
+        frame_period_s: hop / sampling rate.
+    """
+    if not panels:
+        raise ValueError("spectrogram_panels: no panel")
+    low = min(float(mel.min()) for mel in panels.values())
+    high = max(float(mel.max()) for mel in panels.values())
+    figure, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.4), sharey=True, squeeze=False)
+    for axis, (label, mel) in zip(axes[0], panels.items(), strict=True):
+        extent = (0, mel.shape[1] * frame_period_s, 0, mel.shape[0])
+        image = axis.imshow(mel, origin="lower", aspect="auto", cmap="magma", extent=extent, vmin=low, vmax=high)
+        axis.set_title(label, fontsize=9)
+        axis.set_xlabel("time (s)")
+    axes[0][0].set_ylabel("mel channel")
+    figure.colorbar(image, ax=list(axes[0]), label="log magnitude", fraction=0.02)
+    if title:
+        figure.suptitle(title, fontsize=10)
     return figure

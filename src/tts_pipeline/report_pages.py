@@ -60,6 +60,32 @@ def audio_page(title: str, groups: dict[str, Sequence[AudioEntry]]) -> str:
     return page(title, "\n".join(parts))
 
 
+def listening_page(title: str, section: dict, intro: str) -> str:
+    """The benchmark's listening examples: per held-out sentence, its spectrograms side by side (PNG
+    embedded) and its recording beside each synthesised version, playable; then the findings in words.
+
+    ``section`` is ``report.json``'s ``quality.intelligibility`` (``examples``, ``findings``, ``rows``).
+    """
+    labels = {row["name"]: row["description"] for row in section.get("rows", [])}
+    parts = [f"<p>{html.escape(intro)}</p>"]
+    findings = section.get("findings") or []
+    if findings:
+        parts.append("<ul>" + "".join(f"<li><b>{html.escape(item)}</b></li>" for item in findings) + "</ul>")
+    for example in section.get("examples", []):
+        parts.append(f"<h3>{html.escape(example['id'])}: {html.escape(example['text'])}</h3>")
+        image = base64.b64encode(Path(example["figure"]).read_bytes()).decode("ascii")
+        parts.append(f"<img style='max-width:100%' alt='spectrograms' src='data:image/png;base64,{image}'>")
+        cells = []
+        for name, wav in example["wavs"].items():
+            data = base64.b64encode(Path(wav).read_bytes()).decode("ascii")
+            cells.append(
+                f"<td><b>{html.escape(labels.get(name, name))}</b><br>"
+                f"<audio controls preload='none' src='data:audio/wav;base64,{data}'></audio></td>"
+            )
+        parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
+    return page(title, "\n".join(parts))
+
+
 def markdown_page(title: str, markdown: str) -> str:
     """The benchmark's Markdown as HTML: pipe tables become tables, headings headings, the rest text.
 

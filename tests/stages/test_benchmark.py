@@ -94,7 +94,7 @@ def section(**benchmark: object) -> str:
     cfg = BenchmarkConfig(**{
         "phrases": str(REPO / "config" / "phrases" / "benchmark_128.txt"),
         "batch_sizes": [1, 2], "precisions": ["fp32", "fp16", "bf16"], "warmup": 1, "repeats": 3,
-        "threads": 1, "n_quality": 2, "gpus": 0, **benchmark,
+        "threads": 1, "n_quality": 2, "intelligibility_clips": 0, "gpus": 0, **benchmark,
     })  # fmt: skip
     payload = {
         "benchmark": cfg.model_dump(mode="json"),
@@ -127,7 +127,10 @@ def run_stage(root: Path, *extra: str, payload: str | None = None, out: str = "b
 def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     manifest = espeak_inference_manifest(root)
     metrics = [f"{name}={root / name / 'metrics.json'}" for name in ("train_hifigan", "finetune_hifigan")]
-    report = run_stage(root, "--inference-manifest", str(manifest), "--reference", "espeak", "--metrics", *metrics)
+    payload = section(intelligibility_clips=3, n_figures=1)
+    report = run_stage(
+        root, "--inference-manifest", str(manifest), "--reference", "espeak", "--metrics", *metrics, payload=payload
+    )  # fmt: skip
 
     assert set(report) == {"environment", "settings", "models", "speed", "quality", "training", "nvidia"}
     env = report["environment"]
@@ -169,6 +172,22 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     assert by_name["higher"]["f0_rmse_hz"] > 10.0  # eSpeak pitch 80 against 50
     assert sentences["average"]["utterances"] == 2 and math.isfinite(sentences["average"]["total_duration_ratio"])
 
+    # Tones are no speech: every row is recognised as nothing, and the report says so in words.
+    listening = report["quality"]["intelligibility"]
+    assert listening["utterance_ids"] == list(VAL_IDS)
+    names = [row["name"] for row in listening["rows"]]
+    assert names == ["recordings", "griffin_lim_ground_truth", "hifigan_base_ground_truth",
+                     "hifigan_fine_tuned_ground_truth", "griffin_lim_fastpitch", "tts"]  # fmt: skip
+    for row in listening["rows"]:
+        assert row["closed"]["clips"] == 3 and row["closed"]["reference_words"] == 9
+        assert set(row["hypotheses"]["closed"]) == set(VAL_IDS) and 0 <= row["open"]["wer"]
+    assert all(finding.startswith(("NOT SPEECH", "WORSE THAN GRIFFIN-LIM")) for finding in listening["findings"])
+    example = listening["examples"][0]
+    assert len(listening["examples"]) == 1 and example["id"] == VAL_IDS[0]
+    assert Path(example["figure"]).is_file() and Path(example["figure"]).stat().st_size > 10_000
+    assert set(example["wavs"]) == {"recordings", "griffin_lim_ground_truth", "hifigan_fine_tuned_ground_truth", "tts"}
+    assert all(Path(path).is_file() for path in example["wavs"].values())
+
     training = report["training"]["rows"]
     assert [row["stage"] for row in training] == ["train_hifigan", "finetune_hifigan"]
     assert training[0]["frames_per_s"] == 1234.5 and training[0]["world_size"] == 1
@@ -177,7 +196,7 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
 
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
     for heading in ("## Inference speed", "NVIDIA's published figures", "### Vocoder mel L1",
-                    "### Synthesised sentences", "## Training throughput"):  # fmt: skip
+                    "### Synthesised sentences", "### Intelligibility", "## Training throughput"):  # fmt: skip
         assert heading in markdown, heading
     assert "| Batch size | Precision | Avg latency (s) | p90 latency (s) | p95 latency (s) | p99 latency" in markdown
     assert "- fp16: autocast inference is CUDA-only here" in markdown

@@ -246,6 +246,43 @@ def test_fine_tuning_reads_the_mels_folder_and_multiplies_the_learning_rate(corp
         run_stage(stage_argv(corpus, section(max_steps=1), "tuned2", *extra))
 
 
+def test_the_generator_warms_up_alone_then_the_discriminators_join_and_fine_tuning_is_adversarial(
+    corpus, monkeypatch
+):
+    calls: list[bool] = []
+    real_step = trainer.train_step
+
+    def spy(state, runtime, micro_batches, *, adversarial):
+        calls.append(adversarial)
+        mpd_before = [p.detach().clone() for p in state.discriminators.mpd.parameters()]
+        losses = real_step(state, runtime, micro_batches, adversarial=adversarial)
+        after = state.discriminators.mpd.parameters()
+        moved = any(not torch.equal(a, b) for a, b in zip(mpd_before, after, strict=True))
+        assert moved == adversarial  # the warm-up never touches the discriminators
+        assert (losses["loss_discrim"] == 0.0) == (not adversarial)
+        assert losses["loss_stft"] > 0  # stft_loss_scale > 0: in the objective in both phases
+        return losses
+
+    monkeypatch.setattr(trainer, "train_step", spy)
+    warm = {"max_steps": 4, "discriminator_start_step": 3, "stft_loss_scale": 1.0}
+    metrics = run_stage(stage_argv(corpus, section(**warm)))
+    assert calls == [False, False, False, True] and metrics["step"] == 4
+    history = metrics["history"][-1]
+    assert history["train_loss_stft"] > 0
+
+    calls.clear()  # a resumed run at step 2 of 5 warms up once more, then trains adversarially
+    stopped = run_stage(stage_argv(corpus, section(**{**warm, "max_steps": 2}), "resumed"))
+    assert stopped["step"] == 2 and calls == [False, False]
+    calls.clear()
+    run_stage(stage_argv(corpus, section(**{**warm, "max_steps": 5}), "resumed"))
+    assert calls == [False, True, True]
+
+    calls.clear()
+    extra = ("--init-from", str(corpus / "hifigan" / "model.pt"), "--mels-dir", str(corpus / "mels"))
+    run_stage(stage_argv(corpus, section(**{**warm, "max_steps": 2}), "tuned", *extra))
+    assert calls == [True, True]
+
+
 def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(corpus):
     cfg = HiFiGANConfig(**{**TINY, "max_steps": 2, "fine_tune_lr_factor": 2.0})
     records = read_manifest(manifest_path(corpus / "data", "train"))

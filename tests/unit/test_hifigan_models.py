@@ -19,6 +19,7 @@ from tts_pipeline.models.hifigan import (
     generator_adversarial_loss,
     generator_losses,
     mel_loss,
+    multi_resolution_stft_loss,
 )
 from tts_pipeline.models.hifigan.generator import convert_state_dict
 from tts_pipeline.models.hifigan.presets import PRESETS, V1, preset
@@ -300,3 +301,16 @@ def test_demo_networks_lower_the_mel_loss_on_a_fixed_batch() -> None:
     # the discriminators learn (and are unfrozen again after the generator's update)
     assert not torch.equal(weights_before, trainer.mpd.discriminators[0].convs[0].parametrizations.weight.original1)
     assert all(p.requires_grad for p in trainer.msd.parameters())
+
+
+def test_multi_resolution_stft_loss_is_zero_for_equal_audio_and_grows_with_the_difference() -> None:
+    torch.manual_seed(0)
+    real = torch.randn(2, 8192) * 0.1
+    assert multi_resolution_stft_loss(real, real.clone()).item() == pytest.approx(0.0, abs=1e-6)
+    slightly, very = real + 0.01 * torch.randn_like(real), real + 0.2 * torch.randn_like(real)
+    assert 0 < multi_resolution_stft_loss(real, slightly) < multi_resolution_stft_loss(real, very)
+    fake = very.clone().requires_grad_(True)
+    multi_resolution_stft_loss(real, fake).backward()
+    assert fake.grad is not None and torch.isfinite(fake.grad).all()
+    with pytest.raises(ValueError, match="one shape"):
+        multi_resolution_stft_loss(real, real[:, :4096])

@@ -74,7 +74,7 @@ def tiny_demo(workdir: Path, **changes) -> Path:
     # Relative paths in the config are relative to the working directory (the repository in the README).
     config["inference"]["phrases"] = str(REPO / "config/phrases/demo.txt")
     config["benchmark"].update(phrases=str(REPO / "config/phrases/benchmark_128.txt"), batch_sizes=[1, 2],
-                               warmup=1, repeats=2, n_quality=3)
+                               warmup=1, repeats=2, n_quality=3, intelligibility_clips=2, n_figures=1)
     for dotted, value in changes.items():
         section = config
         *parents, key = dotted.split("__")
@@ -245,8 +245,13 @@ def test_benchmark_and_report_contracts(demo_run):
     assert len(manifest) == 8
     for record in manifest:
         assert (experiment / "inference" / record["wav"]).is_file()
-    for page in ("losses.png", "pitch.png", "alignment.png", "benchmark.html", "audio.html"):
+    for page in ("losses.png", "pitch.png", "alignment.png", "benchmark.html", "audio.html", "listening.html"):
         assert (experiment / "report" / page).stat().st_size > 0
+    listening = report["quality"]["intelligibility"]
+    assert len(listening["utterance_ids"]) == 2 and len(listening["rows"]) == 6
+    assert "### Intelligibility" in markdown
+    page = (experiment / "report/listening.html").read_text()
+    assert page.count("data:image/png;base64,") == 1 and page.count("<audio") == 4
     html = workdir / "report.html"
     snakemake(workdir, "--report", str(html), config=config)
     assert html.stat().st_size > 100_000

@@ -8,7 +8,9 @@ rule benchmark:
         fastpitch=pipeline.fastpitch_model(),
         hifigan=paths.hifigan_finetuned_model,
         hifigan_base=pipeline.hifigan_model(),
+        train=paths.manifest("train"),
         val=paths.manifest("val"),
+        test=paths.manifest("test"),
         features=paths.features_index,
         fastpitch_mels=paths.fastpitch_mels_index,
         inference=paths.inference_manifest,
@@ -44,6 +46,7 @@ rule report_pages:
     input:
         **pipeline.training_metrics(),
         benchmark=paths.benchmark_md,
+        benchmark_json=paths.benchmark_json,
         inference=paths.inference_manifest,
         val=paths.manifest("val"),
         features=paths.features_index,
@@ -57,6 +60,7 @@ rule report_pages:
         alignment=report(paths.report_page("alignment.png"), caption="../report/alignment.rst", category="Features"),
         benchmark=report(paths.report_page("benchmark.html"), caption="../report/benchmark.rst", category="Benchmark"),
         audio=report(paths.report_page("audio.html"), caption="../report/audio.rst", category="Audio"),
+        listening=report(paths.report_page("listening.html"), caption="../report/listening.rst", category="Audio"),
     params:
         code=pipeline.code("report_pages"),
         metrics=lambda wildcards, input: " ".join(f"{name}={input[name]}" for name in pipeline.training_metrics()),
@@ -69,6 +73,6 @@ rule report_pages:
         "../envs/tts.yaml"
     shell:
         "tts-pipeline report_pages --metrics {params.metrics} --features-dir $(dirname {input.features:q})"
-        " --benchmark-md {input.benchmark:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
+        " --benchmark-md {input.benchmark:q} --benchmark-json {input.benchmark_json:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
         " --fastpitch-mels-dir $(dirname {input.fastpitch_mels:q}) --hifigan-base {input.hifigan_base:q}"
         " --hifigan-finetuned {input.hifigan:q} --out-dir $(dirname {output.losses:q}) > {log:q} 2>&1"

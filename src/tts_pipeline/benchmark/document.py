@@ -42,6 +42,16 @@ SENTENCE_COLUMNS: tuple[Column, ...] = (
 )
 """Quality per sentence; the last row is the mean, named with the sentence count."""
 
+INTELLIGIBILITY_COLUMNS: tuple[Column, ...] = (
+    Column("Audio", "description"),
+    Column("Closed-set sentences", "closed_sentence_accuracy", ".0%"),
+    Column("Closed-set WER", "closed_wer", ".1%"),
+    Column("Closed-set CER", "closed_cer", ".1%"),
+    Column("Open WER", "open_wer", ".1%"),
+    Column("Open CER", "open_cer", ".1%"),
+)
+"""One row per kind of audio; sentence accuracy = clips whose words were all recognised, in order."""
+
 TRAINING_COLUMNS: tuple[Column, ...] = (
     Column("Stage", "stage"),
     Column("Mel frames/s", "frames_per_s", ",.0f"),
@@ -131,6 +141,44 @@ def _quality_section(report: Mapping[str, Any]) -> list[str]:
         lines += ["Sentences not compared:", ""]
         lines += [f"- {item['name']}: {item['reason']}" for item in skipped]
         lines.append("")
+    intelligibility = quality.get("intelligibility")
+    if intelligibility:
+        lines += _intelligibility_section(intelligibility)
+    return lines
+
+
+def _intelligibility_section(section: Mapping[str, Any]) -> list[str]:
+    n_clips = len(section["utterance_ids"])
+    lines = [f"### Intelligibility: what a speech recogniser hears ({n_clips} held-out sentences)", ""]
+    findings = section["findings"] or [
+        "Every row is recognised as speech, and no neural vocoder does worse than Griffin-Lim on the same mels."
+    ]
+    lines += [f"- **{finding}**" for finding in findings]
+    lines.append("")
+    figures = ("sentence_accuracy", "wer", "cer")
+    table = [
+        {
+            "description": row["description"],
+            **{f"{d}_{key}": row[d][key] for d in ("closed", "open") for key in figures},
+        }
+        for row in section["rows"]
+    ]
+    lines += [render_table(table, INTELLIGIBILITY_COLUMNS), ""]
+    unknown = section["unknown_words"]
+    lines += [
+        f"Recogniser: {section['recogniser']}. Closed set: {section['decodes']['closed']}; open: "
+        f"{section['decodes']['open']}. Griffin-Lim rows are the reference points: a neural vocoder should "
+        "be at least as intelligible as Griffin-Lim on the same mels, and the recordings bound every row. "
+        "The open decode is strict (the stock model knows read American English, not this corpus's voice); "
+        "the closed set tells speech from noise.",
+        "",
+        f"Words the recogniser's dictionary lacks, left out of references and grammar: {len(unknown)}"
+        + (f" ({', '.join(sorted(set(unknown)))})" if unknown else "")
+        + ".",
+        "",
+    ]
+    for example in section.get("examples", []):
+        lines += [f"Spectrograms of {example['id']} side by side: `{example['figure']}`", ""]
     return lines
 
 
@@ -174,6 +222,10 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
             metrics[f"{prefix}_{component}_latency_mean_s"] = row[f"{component}_latency_mean_s"]
     for row in (report["quality"].get("vocoder_mel_l1") or {}).get("rows", []):
         metrics[f"mel_l1_{row['vocoder']}_{row['input_key']}"] = row["mel_l1"]
+    for row in (report["quality"].get("intelligibility") or {}).get("rows", []):
+        for decode in ("closed", "open"):
+            for key in ("sentence_accuracy", "wer", "cer"):
+                metrics[f"asr_{decode}_{key}_{row['name']}"] = row[decode][key]
     average = (report["quality"].get("synthesized") or {}).get("average") or {}
     for key in ("mcd_db", "f0_rmse_hz", "f0_rmse_cents", "voicing_error", "duration_ratio", "total_duration_ratio"):
         if average.get(key) is not None:

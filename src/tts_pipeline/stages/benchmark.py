@@ -164,10 +164,22 @@ def run(args: argparse.Namespace) -> None:
         # Cheap parts first: bad inputs fail before the long timing sweep.
         training_rows = training_throughput(metrics_files)
         quality_options = SynthesisOptions(batch_size=inference_cfg.batch_size, fade_out_frames=0)
+        vocoders = _copy_synthesizers(args, main, quality_options, audio, device)
         quality = {
-            "vocoder_mel_l1": _vocoder_quality(args, cfg, main, quality_options, audio, device),
+            "vocoder_mel_l1": _vocoder_quality(args, cfg, vocoders, audio),
             "synthesized": _sentence_quality(args, payload, main, audio, pitch),
         }
+        if cfg.intelligibility_clips > 0:
+            tts = Synthesizer(
+                main.vocoder, audio, SynthesisOptions.from_config(inference_cfg), fastpitch=main.fastpitch,
+                text_encoder=main.text_encoder, device=device,
+            )  # fmt: skip
+            listening = _listening(args, cfg, audio, tts, {name: synth for name, (_, synth) in vocoders.items()})
+            quality["intelligibility"] = listening.section
+            for path in listening.figures:
+                run_log.log_artifact(path, "figures")
+            for path in listening.wavs:
+                run_log.log_artifact(path, "audio")
         rows = speed_rows(
             synthesizer_for, plan, tokens, cfg.batch_sizes, warmup=cfg.warmup, repeats=cfg.repeats, on_row=_log_row
         )
@@ -251,13 +263,63 @@ def _log_row(row: dict[str, Any]) -> None:
     )  # fmt: skip
 
 
+def _copy_synthesizers(
+    args: argparse.Namespace, main: Synthesizer, options: SynthesisOptions, audio: AudioConfig, device: torch.device
+) -> dict[str, tuple[Path, Synthesizer]]:
+    """The vocoders measured on given mels, by name (``base`` when given, ``fine_tuned``): model file and
+    a synthesizer with ``options`` (no denoiser, no fade-out: their raw audio is what is measured)."""
+    from tts_pipeline.inference import Synthesizer
+
+    vocoders = {}
+    if args.hifigan_base is not None:
+        base = Synthesizer.load(args.hifigan_base, None, options, audio=audio, device=device)
+        vocoders["base"] = (args.hifigan_base, base)
+    vocoders["fine_tuned"] = (args.hifigan, Synthesizer(main.vocoder, audio, options, device=device))
+    return vocoders
+
+
+def _listening(
+    args: argparse.Namespace,
+    cfg: BenchmarkConfig,
+    audio: AudioConfig,
+    tts: Synthesizer,
+    vocoders: dict[str, Synthesizer],
+) -> Any:
+    """The intelligibility table, spectrogram figures and WAVs (:mod:`tts_pipeline.benchmark.listening`) on
+    the first ``benchmark.intelligibility_clips`` held-out utterances (validation, then test); the closed
+    set is every sentence of the train, validation and test manifests."""
+    from tts_pipeline.benchmark.listening import Utterance, listening_test
+    from tts_pipeline.data.manifest import manifest_path, read_manifest
+    from tts_pipeline.errors import UserError
+
+    splits = {}
+    for split in ("train", "val", "test"):
+        path = manifest_path(args.manifest_dir, split)
+        splits[split] = read_manifest(path) if path.is_file() else []
+    held_out = (splits["val"] + splits["test"])[: cfg.intelligibility_clips]
+    if not held_out:
+        raise UserError(f"benchmark: no validation or test utterance in {args.manifest_dir} to listen to")
+    utterances = [
+        Utterance(
+            id=str(record["id"]),
+            text=str(record["text"]),
+            wav=Path(record["wav"]),
+            mel=args.features_dir / "mels" / f"{record['id']}.npy",
+        )
+        for record in held_out
+    ]
+    for utterance in utterances:
+        if not utterance.mel.is_file():
+            raise UserError(f"utterance {utterance.id}: ground-truth mel not found: {utterance.mel}")
+    closed_set = [str(record["text"]) for records in splits.values() for record in records]
+    return listening_test(utterances, closed_set, audio, tts, vocoders, args.out_dir, cfg.n_figures)
+
+
 def _vocoder_quality(
     args: argparse.Namespace,
     cfg: BenchmarkConfig,
-    main: Synthesizer,
-    options: SynthesisOptions,
+    vocoders: dict[str, tuple[Path, Synthesizer]],
     audio: AudioConfig,
-    device: torch.device,
 ) -> dict[str, Any]:
     """Mel L1 rows of each vocoder on each kind of input mel (:mod:`tts_pipeline.benchmark.vocoder`)."""
     import numpy as np
@@ -265,7 +327,6 @@ def _vocoder_quality(
     from tts_pipeline.benchmark.vocoder import load_mels, vocoder_mel_l1
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
-    from tts_pipeline.inference import Synthesizer
 
     val_path = manifest_path(args.manifest_dir, "val")
     if not val_path.is_file():
@@ -279,13 +340,9 @@ def _vocoder_quality(
     if args.fastpitch_mels_dir is not None:
         paths = [args.fastpitch_mels_dir / f"{i}.npy" for i in ids]
         inputs["fastpitch"] = load_mels(ids, paths, n_mels, "teacher-forced FastPitch mel")
-    vocoders = []
-    if args.hifigan_base is not None:
-        base = Synthesizer.load(args.hifigan_base, None, options, audio=audio, device=device)
-        vocoders.append(("base", args.hifigan_base, base))
-    vocoders.append(("fine-tuned", args.hifigan, Synthesizer(main.vocoder, audio, options, device=device)))
     rows = []
-    for name, path, synth in vocoders:
+    for key, (path, synth) in vocoders.items():
+        name = key.replace("_", "-")
         for key, mels in inputs.items():
             losses = vocoder_mel_l1(synth, mels, targets)
             rows.append({

@@ -7,6 +7,9 @@ Reads what earlier stages wrote and writes into ``--out-dir`` (each file atomica
 - ``pitch.png``, ``alignment.png``: copies of the first mel-with-f0 and attention figures of the
   features and durations stages (``--features-dir``/plots);
 - ``benchmark.html``: ``--benchmark-md`` as HTML tables;
+- ``listening.html``: from ``--benchmark-json``'s intelligibility section, for a few held-out sentences
+  the spectrograms of the recording, Griffin-Lim, copy synthesis and full TTS side by side, each
+  playable beside the recording, and what the recogniser's figures say in words;
 - ``audio.html``: the synthesised phrases (``--inference-manifest``), and for the first
   ``--n-clips`` validation utterances the recording beside both vocoders on the teacher-forced FastPitch
   mel (base vs fine-tuned: what fine-tuning changes, by ear).
@@ -24,12 +27,20 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 STAGE = "report_pages"
+LISTENING_INTRO = (
+    "Held-out sentences (never trained on), each as the recording, Griffin-Lim on its ground-truth mel "
+    "(what the mel carries), the fine-tuned HiFi-GAN on that mel (copy synthesis) and FastPitch + HiFi-GAN "
+    "from the text. Speech shows formants, harmonics that follow the pitch, and silences between phrases; "
+    "a buzz shows flat horizontal lines. The benchmark page has the recogniser's figures for every row."
+)
+NO_LISTENING = "The benchmark ran without its intelligibility section (benchmark.intelligibility_clips: 0)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", nargs="*", default=[], metavar="STAGE=PATH", help="training metrics.json files")
     parser.add_argument("--features-dir", type=Path, required=True, help="R/features (its plots/ folder)")
     parser.add_argument("--benchmark-md", type=Path, required=True, help="R/benchmark/report.md")
+    parser.add_argument("--benchmark-json", type=Path, required=True, help="R/benchmark/report.json")
     parser.add_argument("--inference-manifest", type=Path, required=True, help="R/inference/manifest.jsonl")
     parser.add_argument("--val-manifest", type=Path, required=True, help="R/data/manifest.val.jsonl")
     parser.add_argument("--fastpitch-mels-dir", type=Path, required=True, help="R/fastpitch_mels")
@@ -42,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.files import copy_file, read_jsonl, write_text
     from tts_pipeline.plots import loss_curves, save_figure
-    from tts_pipeline.report_pages import LOSS_KEYS, AudioEntry, audio_page, markdown_page
+    from tts_pipeline.report_pages import LOSS_KEYS, AudioEntry, audio_page, listening_page, markdown_page
 
     out = args.out_dir
     histories = {}
@@ -61,6 +72,9 @@ def run(args: argparse.Namespace) -> None:
         copy_file(found[0], out / f"{name}.png")
 
     write_text(out / "benchmark.html", markdown_page("Benchmark", args.benchmark_md.read_text(encoding="utf-8")))
+    intelligibility = json.loads(args.benchmark_json.read_text(encoding="utf-8"))["quality"].get("intelligibility")
+    intro = LISTENING_INTRO if intelligibility else NO_LISTENING
+    write_text(out / "listening.html", listening_page("Listening test", intelligibility or {}, intro))
 
     inference_dir = args.inference_manifest.parent
     synthesized = [

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ from tts_pipeline.models.hifigan import (
     MultiScaleDiscriminator,
     discriminator_loss,
     generator_losses,
+    mel_loss,
+    multi_resolution_stft_loss,
 )
 from tts_pipeline.training.checkpoint import (
     CHECKPOINT_FORMAT,
@@ -84,7 +87,7 @@ STAGE = "train_hifigan"
 # What besides the loop's settings leaves the weights' trajectory alone: validation and samples.
 RESUME_NEUTRAL_KEYS = (*LOOP_RESUME_NEUTRAL_KEYS, "validation_repeats", "samples_every_n_epochs", "n_samples")
 DIVERGED_HINT = "Try a lower hifigan.learning_rate, or amp: off / bf16 instead of fp16."
-LOSS_NAMES = ("loss_discrim", "loss_gen", "loss_mel", "loss_adv", "loss_fm")
+LOSS_NAMES = ("loss_discrim", "loss_gen", "loss_mel", "loss_adv", "loss_fm", "loss_stft")
 
 
 def resume_hash(
@@ -413,6 +416,7 @@ class Runtime:
     input_mel: MelSpectrogram
     loss_mel: MelSpectrogram
     accumulation: int
+    stft_loss_scale: float = 0.0
 
     def prepare(self, batch: Mapping[str, Any]) -> MicroBatch:
         """A collated batch (``audio`` and, when fine-tuning, ``mel``) moved to the device, with its mels."""
@@ -436,20 +440,27 @@ def _set_requires_grad(module: nn.Module, flag: bool) -> None:
         parameter.requires_grad_(flag)
 
 
-def train_step(state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch]) -> dict[str, float]:
-    """One optimiser step of D then G over ``micro_batches`` (see the module docstring).
+def train_step(
+    state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch], *, adversarial: bool = True
+) -> dict[str, float]:
+    """One optimiser step of D then G over ``micro_batches`` (see the module docstring); with
+    ``adversarial`` off (the warm-up before ``discriminator_start_step``), G alone on its spectral losses.
 
-    Returns the step's losses averaged over micro-batches and processes (``LOSS_NAMES``); the caller
-    checks them with the NaN guard (every rank gets the same values, so every rank stops alike).
+    Returns the step's losses averaged over micro-batches and processes (``LOSS_NAMES``; the
+    discriminator terms are 0 in the warm-up); the caller checks them with the NaN guard (every rank
+    gets the same values, so every rank stops alike).
     """
     k = len(micro_batches)
     if k == 0:
         raise ValueError("train_step: no micro-batches")
     sums = torch.zeros(len(LOSS_NAMES), dtype=torch.float64, device=runtime.context.device)
 
-    with contextlib.ExitStack() as power_iteration:
-        kept = _discriminator_phase(state, runtime, micro_batches, sums, power_iteration)
-        _generator_phase(state, runtime, micro_batches, sums, kept)
+    if not adversarial:
+        _spectral_phase(state, runtime, micro_batches, sums)
+    else:
+        with contextlib.ExitStack() as power_iteration:
+            kept = _discriminator_phase(state, runtime, micro_batches, sums, power_iteration)
+            _generator_phase(state, runtime, micro_batches, sums, kept)
 
     totals = runtime.context.all_reduce_sum(sums).tolist()
     scale = 1.0 / (k * runtime.context.world_size)
@@ -523,13 +534,47 @@ def _generator_phase(
                     with torch.no_grad():
                         real_verdict = discriminators(batch.audio.unsqueeze(1))
                     losses = generator_losses(list(real_verdict), list(fake_verdict), batch.loss_mel, fake_mel)
-                state.scaler_g.scale(losses.total / k).backward()
-            sums[1] += losses.total.detach().double()
+                stft = _stft_term(runtime, batch, fake)
+                total = losses.total + runtime.stft_loss_scale * stft
+                state.scaler_g.scale(total / k).backward()
+            sums[1] += total.detach().double()
             sums[2] += losses.mel.detach().double()
             sums[3] += losses.adversarial.detach().double()
             sums[4] += losses.feature_matching.detach().double()
+            sums[5] += stft.detach().double()
     finally:
         _set_requires_grad(discriminators, True)
+    state.scaler_g.step(state.optim_g)
+    state.scaler_g.update()
+
+
+def _stft_term(runtime: Runtime, batch: MicroBatch, fake: torch.Tensor) -> torch.Tensor:
+    """The multi-resolution STFT loss of ``(B, 1, N)`` ``fake`` (unscaled); 0 without cost when its scale is 0."""
+    if runtime.stft_loss_scale == 0:
+        return fake.new_zeros((), dtype=torch.float)
+    return multi_resolution_stft_loss(batch.audio, fake.squeeze(1))
+
+
+def _spectral_phase(
+    state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch], sums: torch.Tensor
+) -> None:
+    """G's warm-up update: ``45 x mel L1 + stft_loss_scale x STFT loss`` per micro-batch, no discriminator
+    call at all (so a warm-up step costs the generator's forward and backward only)."""
+    k = len(micro_batches)
+    autocast = runtime.precision.autocast
+    g_ddp = runtime.generator
+    state.optim_g.zero_grad(set_to_none=True)
+    for index, batch in enumerate(micro_batches):
+        with _no_sync(g_ddp, index < k - 1):
+            with autocast():
+                fake = g_ddp(batch.mel)
+            mel = mel_loss(batch.loss_mel, runtime.loss_mel(fake.squeeze(1).float()))
+            stft = _stft_term(runtime, batch, fake)
+            total = mel + runtime.stft_loss_scale * stft
+            state.scaler_g.scale(total / k).backward()
+        sums[1] += total.detach().double()
+        sums[2] += mel.detach().double()
+        sums[5] += stft.detach().double()
     state.scaler_g.step(state.optim_g)
     state.scaler_g.update()
 
@@ -775,6 +820,7 @@ class _Loop(EpochLoop):
             input_mel=MelSpectrogram(audio_cfg),
             loss_mel=MelSpectrogram.for_loss(audio_cfg),
             accumulation=self.k,
+            stft_loss_scale=cfg.stft_loss_scale,
         )
         self.frames_per_item = cfg.segment_size // audio_cfg.hop_length
         self.val_loader = None
@@ -818,7 +864,7 @@ class _Loop(EpochLoop):
     def train_step(self, batches: Sequence[Any]) -> StepReport:
         state = self.state
         micro_batches = [self.runtime.prepare(batch) for batch in batches]
-        losses = train_step(state, self.runtime, micro_batches)
+        losses = train_step(state, self.runtime, micro_batches, adversarial=self.adversarial)
         check_finite(
             losses,
             stage=STAGE,
@@ -829,6 +875,12 @@ class _Loop(EpochLoop):
         )
         items = sum(batch.size for batch in micro_batches)
         return StepReport(figures=losses, frames=items * self.frames_per_item, items=items)
+
+    @property
+    def adversarial(self) -> bool:
+        """Whether the next step trains the discriminators too: always when fine-tuning, in base
+        training from ``discriminator_start_step`` on (the generator's warm-up comes first)."""
+        return self.fine_tuned_from is not None or self.state.step >= self.hifigan.discriminator_start_step
 
     def window_figures(self) -> dict[str, float]:
         return {"lr_gen": learning_rate(self.state.optim_g), "lr_discrim": learning_rate(self.state.optim_d)}
@@ -850,7 +902,11 @@ class _Loop(EpochLoop):
     def end_epoch(self) -> None:
         assert self.state.sched_g is not None and self.state.sched_d is not None
         self.state.sched_g.step()
-        self.state.sched_d.step()
+        with warnings.catch_warnings():
+            # In the generator's warm-up the discriminators' optimiser has not stepped yet; decaying its
+            # lr anyway keeps both rates equal when they join, which is what torch warns about here.
+            warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step()`", category=UserWarning)
+            self.state.sched_d.step()
 
     def describe(self, figures: Mapping[str, float]) -> str:
         if "train_loss_gen" not in figures:

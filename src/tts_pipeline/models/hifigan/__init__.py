@@ -13,6 +13,7 @@ from tts_pipeline.models.hifigan.loss import (
     generator_adversarial_loss,
     generator_losses,
     mel_loss,
+    multi_resolution_stft_loss,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "generator_adversarial_loss",
     "generator_losses",
     "mel_loss",
+    "multi_resolution_stft_loss",
 ]

@@ -118,3 +118,43 @@ def _check_pair(real: DiscriminatorOutput, fake: DiscriminatorOutput) -> None:
         raise ValueError(f"sub-discriminators: {len(real.logits)} real outputs against {len(fake.logits)} fake")
     if not real.logits:
         raise ValueError("discriminator output: no sub-discriminators")
+
+
+# Parallel WaveGAN's three STFT resolutions (n_fft, hop, window) at 22.05/24 kHz: a short, a middle
+# and a long window, so that neither time nor frequency detail is left unconstrained.
+STFT_RESOLUTIONS: tuple[tuple[int, int, int], ...] = ((1024, 120, 600), (2048, 240, 1200), (512, 50, 240))
+MAGNITUDE_FLOOR = 1e-7
+
+
+def multi_resolution_stft_loss(
+    real: torch.Tensor,
+    fake: torch.Tensor,
+    resolutions: Sequence[tuple[int, int, int]] = STFT_RESOLUTIONS,
+) -> torch.Tensor:
+    """Parallel WaveGAN's auxiliary loss, averaged over ``resolutions``: spectral convergence
+    (``||S - S_hat||_F / ||S||_F`` per clip) plus L1 of the log magnitudes; a scalar.
+
+    Not part of NVIDIA's HiFi-GAN objective: the trainer adds it only with ``hifigan.stft_loss_scale``
+    > 0. Unlike the 80-band mel L1 it constrains the full-resolution spectrum, which is what lets a
+    generator trained without discriminators produce harmonics and silences instead of a blur.
+
+    Args:
+        real: ``(B, N)`` target audio.
+        fake: ``(B, N)`` generated audio.
+    """
+    if real.shape != fake.shape or real.dim() != 2:
+        shapes = f"{tuple(real.shape)}, {tuple(fake.shape)}"
+        raise ValueError(f"audio: expected two (B, N) tensors of one shape, got {shapes}")
+    total = real.new_zeros((), dtype=torch.float)
+    with torch.autocast(device_type=real.device.type, enabled=False):
+        for n_fft, hop, win in resolutions:
+            window = torch.hann_window(win, device=real.device)
+            target, produced = (
+                torch.stft(x.float(), n_fft, hop, win, window, return_complex=True)
+                .abs()
+                .clamp(min=MAGNITUDE_FLOOR)
+                for x in (real, fake)
+            )
+            convergence = torch.linalg.norm(target - produced, dim=(1, 2)) / torch.linalg.norm(target, dim=(1, 2))
+            total = total + convergence.mean() + F.l1_loss(torch.log(produced), torch.log(target))
+    return total / len(resolutions)

@@ -1,0 +1,165 @@
+"""The benchmark's listening test: the same held-out sentences as six kinds of audio, each recognised by
+PocketSphinx (:mod:`tts_pipeline.benchmark.intelligibility`), drawn as spectrograms side by side and
+written as WAVs.
+
+The rows, from the upper reference point to what a user gets:
+
+========================================  ==========================================================
+``recordings``                            the corpus recordings: the best any row can do
+``griffin_lim_ground_truth``              Griffin-Lim on the ground-truth mels: what the mels carry,
+                                          inverted without a neural vocoder
+``hifigan_base_ground_truth``             the base HiFi-GAN on the ground-truth mels (copy synthesis)
+``hifigan_fine_tuned_ground_truth``       the fine-tuned HiFi-GAN on the ground-truth mels
+``griffin_lim_fastpitch``                 Griffin-Lim on FastPitch's free-running mels of the texts
+``tts``                                   FastPitch + fine-tuned HiFi-GAN from the texts, as
+                                          ``synthesize`` makes them (the ``inference`` section)
+========================================  ==========================================================
+
+A neural row below its Griffin-Lim row on the same mels means the vocoder loses what the mels carry;
+a row far below the recordings in the closed set is not speech (:func:`intelligibility.findings`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
+from tts_pipeline.benchmark.intelligibility import Clip, Recognizer, findings, recognise, unknown_words, words_of
+from tts_pipeline.config import AudioConfig
+from tts_pipeline.inference.synthesizer import Synthesizer
+
+log = logging.getLogger(__name__)
+
+ROW_DESCRIPTIONS = {
+    "recordings": "Recordings (the corpus)",
+    "griffin_lim_ground_truth": "Griffin-Lim on ground-truth mels",
+    "hifigan_base_ground_truth": "Base HiFi-GAN on ground-truth mels (copy synthesis)",
+    "hifigan_fine_tuned_ground_truth": "Fine-tuned HiFi-GAN on ground-truth mels (copy synthesis)",
+    "griffin_lim_fastpitch": "Griffin-Lim on FastPitch mels (from text)",
+    "tts": "FastPitch + fine-tuned HiFi-GAN (full TTS)",
+}
+FIGURE_ROWS = ("recordings", "griffin_lim_ground_truth", "hifigan_fine_tuned_ground_truth", "tts")
+"""The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product."""
+
+
+@dataclass
+class Utterance:
+    """A held-out utterance: id, normalised text, recording path and ground-truth mel path."""
+
+    id: str
+    text: str
+    wav: Path
+    mel: Path
+
+
+@dataclass
+class ListeningResult:
+    """What the listening test produced: the report section and the files it wrote."""
+
+    section: dict[str, Any]
+    figures: list[Path]
+    wavs: list[Path]
+
+
+def row_audio(
+    utterances: Sequence[Utterance],
+    audio_cfg: AudioConfig,
+    tts: Synthesizer,
+    vocoders: dict[str, Synthesizer],
+) -> dict[str, list[np.ndarray]]:
+    """Float ``(N,)`` audio of every row (:data:`ROW_DESCRIPTIONS`) for every utterance, in order.
+
+    Args:
+        tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options.
+        vocoders: ``"base"`` and ``"fine_tuned"`` synthesizers for copy synthesis (no denoiser, no fade).
+    """
+    rate = audio_cfg.sampling_rate
+    mels = [np.load(u.mel, allow_pickle=False).astype(np.float32) for u in utterances]
+    audio: dict[str, list[np.ndarray]] = {
+        "recordings": [load_wav(u.wav, rate, audio_cfg.max_wav_value) for u in utterances],
+        "griffin_lim_ground_truth": [griffin_lim(mel, audio_cfg) for mel in mels],
+    }
+    for name in ("base", "fine_tuned"):
+        if name in vocoders:
+            audio[f"hifigan_{name}_ground_truth"] = [u.audio for u in vocoders[name].vocode(mels)]
+    spoken = tts.synthesize([u.text for u in utterances])
+    audio["griffin_lim_fastpitch"] = [griffin_lim(u.mel, audio_cfg) for u in spoken]
+    audio["tts"] = [u.audio for u in spoken]
+    return audio
+
+
+def listening_test(
+    utterances: Sequence[Utterance],
+    closed_set: Sequence[str],
+    audio_cfg: AudioConfig,
+    tts: Synthesizer,
+    vocoders: dict[str, Synthesizer],
+    out_dir: Path,
+    n_figures: int,
+) -> ListeningResult:
+    """Recognise every row, draw ``n_figures`` spectrogram figures and write their WAVs under ``out_dir``.
+
+    Args:
+        utterances: The held-out sentences (validation, then test).
+        closed_set: The corpus's sentences (normalised texts) for the closed-set grammar.
+    """
+    from tts_pipeline.inference.postprocess import write_wav
+    from tts_pipeline.plots import save_figure, spectrogram_panels
+
+    audio = row_audio(utterances, audio_cfg, tts, vocoders)
+    # The words as the text front end spells them out ("2" -> "two"): what a listener should hear.
+    assert tts.text_encoder is not None, "listening_test needs a synthesizer with FastPitch"
+    clean = tts.text_encoder.clean
+    recognizer = Recognizer(words_of(clean(text)) for text in closed_set)
+    rate = audio_cfg.sampling_rate
+    references = [words_of(clean(u.text)) for u in utterances]
+    rows = []
+    for name, clips_audio in audio.items():
+        clips = [Clip(u.id, words, a, rate) for u, words, a in zip(utterances, references, clips_audio, strict=True)]
+        row = recognise(recognizer, name, ROW_DESCRIPTIONS[name], clips)
+        closed, open_ = row.scores["closed"], row.scores["open"]
+        log.info(
+            "benchmark: %s: closed-set sentence accuracy %.0f%%, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
+            row.description, 100 * closed.sentence_accuracy, 100 * closed.wer, 100 * closed.cer, 100 * open_.wer,
+        )  # fmt: skip
+        rows.append(row)
+    reference_clips = [Clip(u.id, words, np.zeros(1), rate) for u, words in zip(utterances, references, strict=True)]
+    unknown = unknown_words(recognizer, reference_clips)
+
+    figures, wavs, examples = [], [], []
+    mel = MelSpectrogram(audio_cfg)
+    for index, utterance in enumerate(utterances[:n_figures]):
+        panels, example_wavs = {}, {}
+        for name in FIGURE_ROWS:
+            if name not in audio:
+                continue
+            clip = audio[name][index]
+            path = write_wav(out_dir / "audio" / f"{utterance.id}_{name}.wav", clip, rate)
+            wavs.append(path)
+            example_wavs[name] = str(path)
+            with torch.no_grad():
+                panels[ROW_DESCRIPTIONS[name]] = mel(torch.from_numpy(np.ascontiguousarray(clip))).numpy()
+        figure = spectrogram_panels(panels, audio_cfg.hop_length / rate, title=f"{utterance.id}: {utterance.text}")
+        figures.append(save_figure(figure, out_dir / "figures" / f"{utterance.id}_spectrograms.png"))
+        examples.append({"id": utterance.id, "text": utterance.text, "figure": str(figures[-1]), "wavs": example_wavs})
+
+    section = {
+        "recogniser": "PocketSphinx en-US (acoustic model, dictionary and trigram LM of the pocketsphinx wheel)",
+        "decodes": {
+            "closed": f"JSGF grammar of the corpus's {recognizer.closed_set_size} distinct sentences",
+            "open": "the stock trigram language model (open vocabulary)",
+        },
+        "utterance_ids": [u.id for u in utterances],
+        "unknown_words": unknown,
+        "rows": [row.as_dict() for row in rows],
+        "findings": findings(rows),
+        "examples": examples,
+    }
+    return ListeningResult(section=section, figures=figures, wavs=wavs)

@@ -1,0 +1,135 @@
+"""The benchmark's intelligibility measure: scoring, findings in words, and PocketSphinx telling eSpeak
+speech from a buzz, noise and silence (the kinds of output a broken vocoder gives)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tts_pipeline.benchmark.intelligibility import (
+    Clip,
+    Recognizer,
+    RowResult,
+    Scores,
+    findings,
+    recognise,
+    score,
+    unknown_words,
+    words_of,
+)
+from tts_pipeline.data.espeak import SynthRequest, VoiceSettings, synthesize_in_fresh_process
+from tts_pipeline.text import normalize_text
+
+RATE = 22050
+SENTENCES = [
+    "The morning train left the station exactly on time.",
+    "Please close the kitchen window before the rain starts.",
+    "Many birds fly south when the days grow short.",
+    "The engine coughed twice and then started.",
+    "The soup was thick, hot and full of vegetables.",
+    "She planted tomatoes along the garden fence.",
+]
+DISTRACTORS = [
+    "The library is closed on Sunday afternoons.",
+    "We walked along the river until the sun went down.",
+    "Mr. Okafor sold his old bicycle to a neighbour.",
+]
+
+
+def test_words_of_keeps_apostrophes_and_drops_punctuation():
+    assert words_of("It's the clown's hat, isn't it?") == ["it's", "the", "clown's", "hat", "isn't", "it"]
+    assert words_of("  ") == []
+
+
+def test_score_counts_word_and_character_errors_over_all_clips():
+    references = [["the", "cat", "sat"], ["a", "dog"], []]  # the empty reference is skipped
+    hypotheses = [["the", "cat", "sat"], ["a", "log", "ran"], ["noise"]]
+    scores = score(references, hypotheses)
+    assert scores.clips == 2 and scores.reference_words == 5
+    assert scores.wer == pytest.approx(2 / 5)  # one substitution, one insertion
+    assert scores.sentence_accuracy == pytest.approx(0.5)
+    assert 0 < scores.cer < 1
+    silent = score(references, [[], [], []])
+    assert silent.wer == 1.0 and silent.cer == 1.0 and silent.sentence_accuracy == 0.0
+    with pytest.raises(ValueError, match="no reference"):
+        score([[]], [["x"]])
+
+
+def _row(name: str, accuracy: float, wer: float) -> RowResult:
+    scores = Scores(wer=wer, cer=wer, sentence_accuracy=accuracy, clips=10, reference_words=80)
+    return RowResult(name=name, description=name.replace("_", " "), scores={"closed": scores, "open": scores})
+
+
+def test_findings_name_rows_that_are_not_speech_and_vocoders_worse_than_griffin_lim():
+    rows = [
+        _row("recordings", 0.9, 0.05),
+        _row("griffin_lim_ground_truth", 0.8, 0.1),
+        _row("hifigan_fine_tuned_ground_truth", 0.1, 0.9),
+        _row("griffin_lim_fastpitch", 0.7, 0.2),
+        _row("tts", 0.7, 0.15),
+    ]
+    notes = findings(rows)
+    assert len(notes) == 2
+    assert notes[0].startswith("NOT SPEECH: hifigan fine tuned ground truth")
+    assert notes[1].startswith("WORSE THAN GRIFFIN-LIM: hifigan fine tuned ground truth")
+    # The TTS row beats Griffin-Lim on FastPitch mels by WER at equal sentence accuracy: no finding.
+    assert not any("tts" in note for note in notes)
+    assert findings([_row("recordings", 0.9, 0.05), _row("griffin_lim_ground_truth", 0.85, 0.1)]) == []
+
+
+@pytest.fixture(scope="module")
+def spoken() -> list[Clip]:
+    """eSpeak NG speaking the test sentences at the demo corpus's base voice, as clips at 22.05 kHz."""
+    voice = VoiceSettings(rate_wpm=165, pitch=50, pitch_range=60)
+    texts = [normalize_text(text) for text in SENTENCES]
+    requests = [SynthRequest(text=text, voice=voice) for text in texts]
+    renderings = synthesize_in_fresh_process(requests, "en-us")
+    return [
+        Clip(f"s{index}", words_of(text), synthesis.audio.astype(np.float32) / 32768.0, RATE)
+        for index, (text, synthesis) in enumerate(zip(texts, renderings, strict=True))
+    ]
+
+
+@pytest.fixture(scope="module")
+def recognizer() -> Recognizer:
+    return Recognizer(words_of(normalize_text(text)) for text in [*SENTENCES, *DISTRACTORS])
+
+
+def test_the_closed_set_recognises_espeak_speech_and_nothing_in_a_buzz_noise_or_silence(spoken, recognizer):
+    speech = recognise(recognizer, "speech", "eSpeak NG", spoken)
+    assert speech.scores["closed"].sentence_accuracy >= 0.8
+    assert speech.scores["closed"].wer < 0.2
+    rng = np.random.default_rng(0)
+
+    def like(clip: Clip, audio: np.ndarray) -> Clip:
+        return Clip(clip.id, clip.words, audio.astype(np.float32), RATE)
+
+    def buzz(n: int) -> np.ndarray:  # a steady harmonic comb at one pitch, as the broken demo vocoder made
+        t = np.arange(n) / RATE
+        return 0.03 * sum(np.sin(2 * np.pi * 120 * k * t) / k for k in range(1, 30))
+
+    broken = {
+        "buzz": [like(c, buzz(len(c.audio))) for c in spoken],
+        "noise": [like(c, rng.normal(0, 0.05, len(c.audio))) for c in spoken],
+        "silence": [like(c, np.zeros(len(c.audio))) for c in spoken],
+    }
+    rows = [speech, *(recognise(recognizer, name, name, clips) for name, clips in broken.items())]
+    for row in rows[1:]:
+        assert row.scores["closed"].sentence_accuracy == 0.0, row.hypotheses
+        assert row.scores["closed"].wer > 0.8
+    rows[0].name = "recordings"
+    notes = findings(rows)
+    assert [note.split(":")[1].strip() for note in notes] == ["buzz", "noise", "silence"]
+    assert all(note.startswith("NOT SPEECH") for note in notes)
+
+
+def test_unknown_words_are_counted_and_left_out_never_a_crash(spoken, recognizer):
+    clip = Clip("x", ["mister", "okafor", "zzyzxq", "sold"], spoken[0].audio, RATE)
+    assert unknown_words(recognizer, [clip]) == ["okafor", "zzyzxq"]
+    assert recognizer.known(clip.words) == ["mister", "sold"]
+    row = recognise(recognizer, "x", "x", [clip])  # a reference of known words only
+    assert row.scores["closed"].reference_words == 2
+    nan_clip = Clip("n", spoken[0].words, np.full(RATE, np.nan, dtype=np.float32), RATE)
+    assert recognizer.transcribe(nan_clip.audio, RATE, "closed") == []
+    with pytest.raises(ValueError, match="search"):
+        recognizer.transcribe(spoken[0].audio, RATE, "other")
