@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tts_pipeline.benchmark.document import intelligibility_markdown
 from tts_pipeline.benchmark.intelligibility import (
     Clip,
     Recognizer,
@@ -121,6 +122,11 @@ def test_the_closed_set_recognises_espeak_speech_and_nothing_in_a_buzz_noise_or_
     notes = findings(rows)
     assert [note.split(":")[1].strip() for note in notes] == ["buzz", "noise", "silence"]
     assert all(note.startswith("NOT SPEECH") for note in notes)
+    # ... and the benchmark report says so in words, above its table.
+    section = {"utterance_ids": [c.id for c in spoken], "findings": notes, "rows": [r.as_dict() for r in rows],
+               "unknown_words": [], "recogniser": "PocketSphinx", "decodes": {"closed": "c", "open": "o"}}  # fmt: skip
+    markdown = "\n".join(intelligibility_markdown(section))
+    assert markdown.count("**NOT SPEECH") == 3 and markdown.index("NOT SPEECH") < markdown.index("| Audio")
 
 
 def test_unknown_words_are_counted_and_left_out_never_a_crash(spoken, recognizer):

@@ -143,11 +143,13 @@ def _quality_section(report: Mapping[str, Any]) -> list[str]:
         lines.append("")
     intelligibility = quality.get("intelligibility")
     if intelligibility:
-        lines += _intelligibility_section(intelligibility)
+        lines += intelligibility_markdown(intelligibility)
     return lines
 
 
-def _intelligibility_section(section: Mapping[str, Any]) -> list[str]:
+def intelligibility_markdown(section: Mapping[str, Any]) -> list[str]:
+    """The intelligibility table (``report.json``'s ``quality.intelligibility``) as Markdown lines, the
+    findings in words first."""
     n_clips = len(section["utterance_ids"])
     lines = [f"### Intelligibility: what a speech recogniser hears ({n_clips} held-out sentences)", ""]
     findings = section["findings"] or [

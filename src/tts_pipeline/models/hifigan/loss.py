@@ -132,7 +132,7 @@ def multi_resolution_stft_loss(
     resolutions: Sequence[tuple[int, int, int]] = STFT_RESOLUTIONS,
 ) -> torch.Tensor:
     """Parallel WaveGAN's auxiliary loss, averaged over ``resolutions``: spectral convergence
-    (``||S - S_hat||_F / ||S||_F`` per clip) plus L1 of the log magnitudes; a scalar.
+    (``||S - S_hat||_F / ||S||_F`` over the batch) plus L1 of the log magnitudes; a scalar.
 
     Not part of NVIDIA's HiFi-GAN objective: the trainer adds it only with ``hifigan.stft_loss_scale``
     > 0. Unlike the 80-band mel L1 it constrains the full-resolution spectrum, which is what lets a
@@ -155,6 +155,8 @@ def multi_resolution_stft_loss(
                 .clamp(min=MAGNITUDE_FLOOR)
                 for x in (real, fake)
             )
-            convergence = torch.linalg.norm(target - produced, dim=(1, 2)) / torch.linalg.norm(target, dim=(1, 2))
-            total = total + convergence.mean() + F.l1_loss(torch.log(produced), torch.log(target))
+            # Over the whole batch, as Parallel WaveGAN does: per clip, a near-silent target segment
+            # (leading or trailing silence) would divide by almost nothing and blow the gradient up.
+            convergence = torch.linalg.norm(target - produced) / torch.linalg.norm(target)
+            total = total + convergence + F.l1_loss(torch.log(produced), torch.log(target))
     return total / len(resolutions)
