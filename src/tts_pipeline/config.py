@@ -472,7 +472,9 @@ class BenchmarkConfig(StrictModel):
     warmup: int = Field(100, ge=0, description="Untimed calls before measuring (NVIDIA: 100).")
     repeats: int = Field(200, ge=1, description="Timed calls per batch size and precision (NVIDIA: 200).")
     denoising_strength: float = Field(0.0, ge=0, description="NVIDIA's benchmark script times without denoising.")
-    threads: int = Field(2, ge=1, description="CPU threads when benchmarking on the CPU.")
+    threads: int = Field(
+        2, ge=1, description="CPU threads when benchmarking on the CPU; also speech-recogniser processes at once."
+    )
     n_quality: int = Field(100, ge=1, description="Validation utterances for the vocoders' mel L1.")
     intelligibility_clips: int = Field(
         100,

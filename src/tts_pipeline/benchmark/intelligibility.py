@@ -170,15 +170,61 @@ class RowResult:
         }
 
 
-def recognise(recognizer: Recognizer, name: str, description: str, clips: Sequence[Clip]) -> RowResult:
-    """Decode every clip with both searches and score them against the clips' known words."""
+def recognise(
+    recognizer: Recognizer,
+    name: str,
+    description: str,
+    clips: Sequence[Clip],
+    heard: Sequence[dict[str, list[str]]] | None = None,
+) -> RowResult:
+    """Score every clip's decodes against the clips' known words.
+
+    Args:
+        heard: Per clip, per decode, the recognised words, when already decoded (:func:`decode_all`);
+            None = decode here with ``recognizer``.
+    """
     references = [recognizer.known(clip.words) for clip in clips]
+    if heard is None:
+        heard = [_decode(recognizer, clip) for clip in clips]
     scores, hypotheses = {}, {}
     for decode in DECODES:
-        heard = [recognizer.transcribe(clip.audio, clip.sampling_rate, decode) for clip in clips]
-        scores[decode] = score(references, heard)
-        hypotheses[decode] = {clip.id: " ".join(words) for clip, words in zip(clips, heard, strict=True)}
+        words = [item[decode] for item in heard]
+        scores[decode] = score(references, words)
+        hypotheses[decode] = {clip.id: " ".join(w) for clip, w in zip(clips, words, strict=True)}
     return RowResult(name=name, description=description, scores=scores, hypotheses=hypotheses)
+
+
+def _decode(recognizer: Recognizer, clip: Clip) -> dict[str, list[str]]:
+    return {decode: recognizer.transcribe(clip.audio, clip.sampling_rate, decode) for decode in DECODES}
+
+
+_worker_recognizer: Recognizer | None = None
+
+
+def _start_worker(closed_set: list[list[str]]) -> None:
+    global _worker_recognizer
+    _worker_recognizer = Recognizer(closed_set)
+
+
+def _decode_in_worker(clip: Clip) -> dict[str, list[str]]:
+    assert _worker_recognizer is not None
+    return _decode(_worker_recognizer, clip)
+
+
+def decode_all(closed_set: Sequence[Sequence[str]], clips: Sequence[Clip], workers: int) -> list[dict[str, list[str]]]:
+    """Both decodes of every clip, in order, on ``workers`` processes (PocketSphinx is single-threaded;
+    each process builds its own recogniser of the same closed set). ``workers`` 1 decodes here."""
+    if workers <= 1 or len(clips) < 2:
+        recognizer = Recognizer(closed_set)
+        return [_decode(recognizer, clip) for clip in clips]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn: the parent holds torch's thread pools, which a forked child must not inherit.
+    context = multiprocessing.get_context("spawn")
+    sentences = [list(words) for words in closed_set]
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(sentences,)) as pool:
+        return list(pool.map(_decode_in_worker, clips, chunksize=max(1, len(clips) // (4 * workers))))
 
 
 def unknown_words(recognizer: Recognizer, clips: Sequence[Clip]) -> list[str]:

@@ -31,7 +31,15 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
-from tts_pipeline.benchmark.intelligibility import Clip, Recognizer, findings, recognise, unknown_words, words_of
+from tts_pipeline.benchmark.intelligibility import (
+    Clip,
+    Recognizer,
+    decode_all,
+    findings,
+    recognise,
+    unknown_words,
+    words_of,
+)
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.inference.synthesizer import Synthesizer
 
@@ -103,12 +111,14 @@ def listening_test(
     vocoders: dict[str, Synthesizer],
     out_dir: Path,
     n_figures: int,
+    workers: int = 1,
 ) -> ListeningResult:
     """Recognise every row, draw ``n_figures`` spectrogram figures and write their WAVs under ``out_dir``.
 
     Args:
         utterances: The held-out sentences (validation, then test).
         closed_set: The corpus's sentences (normalised texts) for the closed-set grammar.
+        workers: Processes that decode at once (the recogniser is single-threaded).
     """
     from tts_pipeline.inference.postprocess import write_wav
     from tts_pipeline.plots import save_figure, spectrogram_panels
@@ -117,13 +127,18 @@ def listening_test(
     # The words as the text front end spells them out ("2" -> "two"): what a listener should hear.
     assert tts.text_encoder is not None, "listening_test needs a synthesizer with FastPitch"
     clean = tts.text_encoder.clean
-    recognizer = Recognizer(words_of(clean(text)) for text in closed_set)
+    sentences = [words_of(clean(text)) for text in closed_set]
+    recognizer = Recognizer(sentences)
     rate = audio_cfg.sampling_rate
     references = [words_of(clean(u.text)) for u in utterances]
+    clips_of = {
+        name: [Clip(u.id, words, a, rate) for u, words, a in zip(utterances, references, clips_audio, strict=True)]
+        for name, clips_audio in audio.items()
+    }
+    heard = iter(decode_all(sentences, [clip for clips in clips_of.values() for clip in clips], workers))
     rows = []
-    for name, clips_audio in audio.items():
-        clips = [Clip(u.id, words, a, rate) for u, words, a in zip(utterances, references, clips_audio, strict=True)]
-        row = recognise(recognizer, name, ROW_DESCRIPTIONS[name], clips)
+    for name, clips in clips_of.items():
+        row = recognise(recognizer, name, ROW_DESCRIPTIONS[name], clips, [next(heard) for _ in clips])
         closed, open_ = row.scores["closed"], row.scores["open"]
         log.info(
             "benchmark: %s: closed-set sentence accuracy %.0f%%, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
