@@ -194,14 +194,16 @@ def spectrogram_panels(panels: dict[str, np.ndarray], frame_period_s: float, tit
         raise ValueError("spectrogram_panels: no panel")
     low = min(float(mel.min()) for mel in panels.values())
     high = max(float(mel.max()) for mel in panels.values())
-    figure, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.8), sharey=True, squeeze=False)
+    figure, axes = plt.subplots(
+        1, len(panels), figsize=(3.6 * len(panels), 3.8), sharey=True, squeeze=False, layout="constrained"
+    )
     for axis, (label, mel) in zip(axes[0], panels.items(), strict=True):
         extent = (0, mel.shape[1] * frame_period_s, 0, mel.shape[0])
         image = axis.imshow(mel, origin="lower", aspect="auto", cmap="magma", extent=extent, vmin=low, vmax=high)
         axis.set_title(textwrap.fill(label, 34), fontsize=9)
         axis.set_xlabel("time (s)")
     axes[0][0].set_ylabel("mel channel")
-    figure.colorbar(image, ax=list(axes[0]), label="log magnitude", fraction=0.02)
+    figure.colorbar(image, ax=list(axes[0]), label="log magnitude")
     if title:
         figure.suptitle(title, fontsize=10)
     return figure
