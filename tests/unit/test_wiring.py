@@ -34,7 +34,7 @@ def test_each_stage_sees_only_its_own_config(demo):
     demo["audio"]["hop_length"] = 512
     demo["audio"]["filter_length"] = 2048
     demo["audio"]["win_length"] = 2048
-    demo["hifigan"]["upsample_rates"] = [8, 8, 4, 2]
+    demo["hifigan"]["upsample_rates"] = [8, 8, 8]  # product = the new hop
     assert _params(demo)["manifest"] == after["manifest"], "the manifest reads only audio.sampling_rate"
 
     demo["corpus"]["demo"]["seed"] = 7
