@@ -905,7 +905,7 @@ class _Loop(EpochLoop):
         with warnings.catch_warnings():
             # In the generator's warm-up the discriminators' optimiser has not stepped yet; decaying its
             # lr anyway keeps both rates equal when they join, which is what torch warns about here.
-            warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step()`", category=UserWarning)
+            warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler", category=UserWarning)
             self.state.sched_d.step()
 
     def describe(self, figures: Mapping[str, float]) -> str:
