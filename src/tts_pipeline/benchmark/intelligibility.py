@@ -227,9 +227,9 @@ def decode_all(closed_set: Sequence[Sequence[str]], clips: Sequence[Clip], worke
         return list(pool.map(_decode_in_worker, clips, chunksize=max(1, len(clips) // (4 * workers))))
 
 
-def unknown_words(recognizer: Recognizer, clips: Sequence[Clip]) -> list[str]:
-    """The words of the clips' texts that the recogniser's dictionary lacks (each occurrence)."""
-    return [word for clip in clips for word in clip.words if not recognizer.knows(word)]
+def unknown_words(recognizer: Recognizer, texts: Iterable[Sequence[str]]) -> list[str]:
+    """The words of ``texts`` (each a word list) that the recogniser's dictionary lacks, each occurrence."""
+    return [word for words in texts for word in words if not recognizer.knows(word)]
 
 
 # --------------------------------------------------------------------------------------------------
