@@ -12,6 +12,12 @@ micro-batches per process (:func:`tts_pipeline.training.engine.accumulation_step
    so the recomputed output is the one the discriminators saw). ``(adv + fm + 45 mel) / k`` is
    backpropagated per micro-batch; one optimiser step.
 
+Warm-up (``discriminator_start_step`` > 0, base training only): before that step, each optimiser step
+is the generator alone on ``45 x mel L1 + stft_loss_scale x multi-resolution STFT loss``, with no
+discriminator call and no discriminator update; from that step on, the two phases above. Fine-tuning
+is adversarial from its first step. ``stft_loss_scale`` also adds the STFT loss to the adversarial
+generator objective; both keys at 0 give NVIDIA's objective exactly.
+
 Under DDP only the final backward of each phase all-reduces (``no_sync`` before it), so k
 micro-batches on one GPU and k GPUs with one micro-batch each give the same update. For the same
 reason MSD's spectral norm runs its power iteration once per optimiser step (on the first
