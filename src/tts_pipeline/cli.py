@@ -1,8 +1,9 @@
 """Command line: ``tts-pipeline <command> ...`` and ``python -m tts_pipeline <command> ...``.
 
-Each command lives in its own module with ``add_arguments(parser)`` and ``run(args)``; only the module
-of the command being run is imported, and modules keep heavy imports (torch, mlflow, librosa) inside
-``run`` so that ``--help`` stays fast.
+The commands come from :mod:`tts_pipeline.stage_table`: one per workflow stage, then the workflow's
+helpers and the developer tools. Each lives in its own module with ``add_arguments(parser)`` and
+``run(args)``; only the module of the command being run is imported, and modules keep heavy imports
+(torch, mlflow, librosa) inside ``run`` so that ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -12,30 +13,12 @@ import importlib
 import logging
 import sys
 
+from tts_pipeline.stage_table import command_modules, old_command_names
+
 # command name -> module; the module's docstring first line is the command's help.
-COMMANDS: dict[str, str] = {
-    "corpus": "tts_pipeline.stages.corpus",
-    "manifest": "tts_pipeline.stages.manifest",
-    "features": "tts_pipeline.stages.features",
-    "train_aligner": "tts_pipeline.stages.train_aligner",
-    "durations": "tts_pipeline.stages.durations",
-    "train_hifigan": "tts_pipeline.stages.train_hifigan",
-    "train_fastpitch": "tts_pipeline.stages.train_fastpitch",
-    "extract_fastpitch_mels": "tts_pipeline.stages.extract_fastpitch_mels",
-    "synthesize": "tts_pipeline.stages.synthesize",
-    "benchmark": "tts_pipeline.stages.benchmark",
-    "report_pages": "tts_pipeline.stages.report_pages",
-    "alignment-error": "tts_pipeline.stages.alignment_error",
-    "bench-features": "tts_pipeline.stages.bench_features",
-    "bench-hifigan": "tts_pipeline.stages.bench_hifigan",
-    "bench-inference": "tts_pipeline.stages.bench_inference",
-    "bench-fastpitch": "tts_pipeline.stages.bench_fastpitch",
-    "check-config": "tts_pipeline.stages.check_config",
-    "schema": "tts_pipeline.stages.schema",
-    "tracking": "tts_pipeline.stages.tracking_run",
-    "lease-gpus": "tts_pipeline.stages.lease_gpus",
-    "where": "tts_pipeline.stages.where",
-}
+COMMANDS: dict[str, str] = command_modules()
+# earlier names (``train_hifigan``) still work, as aliases of today's (``train-hifigan``)
+ALIASES: dict[str, str] = old_command_names()
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -46,18 +29,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     commands = parser.add_subparsers(dest="command", metavar="<command>", required=True)
+    aliases: dict[str, list[str]] = {}
+    for old, new in ALIASES.items():
+        aliases.setdefault(new, []).append(old)
     for name, module_name in COMMANDS.items():
         if only is not None and name != only:
-            commands.add_parser(name)
+            commands.add_parser(name, aliases=aliases.get(name, []))
             continue
         module = importlib.import_module(module_name)
         doc = (module.__doc__ or "").strip()
         summary = doc.splitlines()[0] if doc else name
         sub = commands.add_parser(
-            name, help=summary, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+            name,
+            aliases=aliases.get(name, []),
+            help=summary,
+            description=doc,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(sub)
-        sub.set_defaults(_module=module)
+        sub.set_defaults(_module=module, command=name)
     return parser
 
 
@@ -65,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     # Import only the command being run: a stage never pays for (or breaks on) another's imports.
     command = next((arg for arg in argv if not arg.startswith("-")), None)
+    command = ALIASES.get(command or "", command)
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

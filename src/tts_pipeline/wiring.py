@@ -17,52 +17,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tts_pipeline import stage_table
 from tts_pipeline.config import PipelineConfig, parse_config
 from tts_pipeline.stages.common import LOG_EVERY_ENV
 
 PACKAGE = "tts_pipeline"
 
-# Which config each stage reads. A dotted name passes a single value, not its whole section, so
-# that e.g. changing the hop length does not rerun the manifest.
-STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
-    "corpus": ("corpus", "text.cleaners"),
-    "manifest": ("data", "text", "audio.sampling_rate"),
-    "features": ("audio", "pitch"),
-    "train_aligner": ("aligner", "audio.n_mel_channels", "text.symbol_set"),
-    "durations": ("durations", "audio", "text.symbol_set"),
-    "train_hifigan": ("hifigan", "audio"),
-    "train_fastpitch": ("fastpitch", "audio", "text.cleaners"),
-    # the model file carries everything else extraction needs
-    "extract_fastpitch_mels": ("fastpitch.extract_batch_size", "fastpitch.gpus"),
-    "finetune_hifigan": ("hifigan", "audio"),
-    "synthesize": ("inference", "audio"),
-    "benchmark": ("benchmark", "inference", "audio", "pitch", "corpus.demo"),
-    "report_pages": (),
-}
-
-# Keys left out of a stage's slice although their section is in it: base vocoder training does not
-# read the fine-tuning settings, so changing them reruns only the fine-tuning.
-STAGE_EXCLUDES: dict[str, tuple[str, ...]] = {
-    "train_hifigan": ("hifigan.fine_tune_lr_factor", "hifigan.fine_tune_epochs", "hifigan.checkpoint"),
-    "train_fastpitch": ("fastpitch.checkpoint", "fastpitch.extract_batch_size"),
-}
-
-# Which module runs each stage (``tts-pipeline <stage>``).
-STAGE_MODULES: dict[str, str] = {
-    "corpus": "tts_pipeline.stages.corpus",
-    "manifest": "tts_pipeline.stages.manifest",
-    "features": "tts_pipeline.stages.features",
-    "train_aligner": "tts_pipeline.stages.train_aligner",
-    "durations": "tts_pipeline.stages.durations",
-    "train_hifigan": "tts_pipeline.stages.train_hifigan",
-    "train_fastpitch": "tts_pipeline.stages.train_fastpitch",
-    "extract_fastpitch_mels": "tts_pipeline.stages.extract_fastpitch_mels",
-    "finetune_hifigan": "tts_pipeline.stages.train_hifigan",
-    "synthesize": "tts_pipeline.stages.synthesize",
-    "benchmark": "tts_pipeline.stages.benchmark",
-    "report_pages": "tts_pipeline.stages.report_pages",
-}
-
+# Modules left out of every code hash: the stage table is wiring data, and what a stage reads already
+# reaches its rule through ``params``; hashing it would rerun every stage when a row is added.
+UNHASHED_MODULES = frozenset({f"{PACKAGE}.stage_table"})
 
 # --------------------------------------------------------------------------------------------------
 # config slices
@@ -78,8 +41,9 @@ def _lookup(config: PipelineConfig, dotted: str) -> Any:
 
 def stage_params(config: PipelineConfig, stage: str) -> str:
     """Compact, key-sorted JSON of the config a stage reads: ``{"data": {...}, "audio.sampling_rate": 22050}``."""
-    payload = {name: _lookup(config, name) for name in STAGE_SECTIONS[stage]}
-    for dotted in STAGE_EXCLUDES.get(stage, ()):
+    row = stage_table.stage(stage)
+    payload = {name: _lookup(config, name) for name in row.reads}
+    for dotted in row.excludes:
         section, key = dotted.rsplit(".", 1)
         payload[section].pop(key)
     return json.dumps(payload, sort_keys=True, separators=(",", ":"))
@@ -137,7 +101,7 @@ def source_files(module: str) -> tuple[Path, ...]:
     pending = [module]
     while pending:
         name = pending.pop()
-        if name in seen:
+        if name in seen or name in UNHASHED_MODULES:
             continue
         parts = name.split(".")
         parents = [".".join(parts[:i]) for i in range(1, len(parts))]
@@ -154,7 +118,7 @@ def source_files(module: str) -> tuple[Path, ...]:
 def code_hash(stage: str) -> str:
     """SHA-256 (12 hex digits) of the sources a stage runs, keyed by path inside the package."""
     digest = hashlib.sha256()
-    for path in source_files(STAGE_MODULES[stage]):
+    for path in source_files(stage_table.stage(stage).module):
         relative = path.as_posix().rsplit(f"/{PACKAGE}/", 1)[-1]
         digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
@@ -284,26 +248,38 @@ class Paths:
         return str(self.experiment / "hifigan_finetuned" / "metrics.json")
 
     @property
+    def inference_dir(self) -> str:
+        return str(self.experiment / "inference")
+
+    @property
     def inference_manifest(self) -> str:
         """Written last by ``synthesize``, beside its ``<name>.wav`` files."""
-        return str(self.experiment / "inference" / "manifest.jsonl")
+        return str(Path(self.inference_dir) / "manifest.jsonl")
+
+    @property
+    def benchmark_dir(self) -> str:
+        return str(self.experiment / "benchmark")
 
     @property
     def benchmark_json(self) -> str:
-        return str(self.experiment / "benchmark" / "report.json")
+        return str(Path(self.benchmark_dir) / "report.json")
 
     @property
     def benchmark_md(self) -> str:
-        return str(self.experiment / "benchmark" / "report.md")
+        return str(Path(self.benchmark_dir) / "report.md")
 
     @property
     def html_report(self) -> str:
         """``snakemake --report`` writes it (the Makefile's demo target does, after the run)."""
         return str(self.experiment / "report.html")
 
+    @property
+    def report_dir(self) -> str:
+        return str(self.experiment / "report")
+
     def report_page(self, name: str) -> str:
         """A page or figure of the HTML report (``report_pages`` writes them)."""
-        return str(self.experiment / "report" / name)
+        return str(Path(self.report_dir) / name)
 
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
@@ -404,16 +380,8 @@ class Pipeline:
 
     def gpus(self, stage: str) -> int:
         """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""
-        config = self.config
-        return {
-            "train_aligner": config.aligner.gpus,
-            "train_hifigan": config.hifigan.gpus,
-            "train_fastpitch": config.fastpitch.gpus,
-            "extract_fastpitch_mels": config.fastpitch.gpus,
-            "finetune_hifigan": config.hifigan.gpus,
-            "synthesize": config.inference.gpus,
-            "benchmark": config.benchmark.gpus,
-        }.get(stage, 0)
+        key = stage_table.stage(stage).gpus
+        return 0 if key is None else int(_lookup(self.config, key))
 
     # tracking hooks: the parent run lives as long as one `snakemake` invocation
     def export_tracking_env(self) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tts_pipeline.stages import bench_fastpitch
+from tts_pipeline.commands import bench_fastpitch
 
 from ..inference_models import TINY_FASTPITCH
 

@@ -13,11 +13,12 @@ import soundfile as sf
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, load_wav
+from tts_pipeline.commands import bench_features
+from tts_pipeline.commands.bench_features import speechlike_clip
 from tts_pipeline.config import AudioConfig, PitchConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.extract import FeatureLengthError, check_lengths
-from tts_pipeline.stages import bench_features, features
-from tts_pipeline.stages.bench_features import speechlike_clip
+from tts_pipeline.stages import features
 
 RATE = 22050
 SPLITS = {"train": ["u1", "u2", "u3", "u4"], "val": ["v1"], "test": ["t1"]}

@@ -7,8 +7,8 @@ import copy
 import pytest
 import yaml
 
+from tts_pipeline.commands.schema import render, with_stage_list
 from tts_pipeline.config import ConfigError, config_hash, load_config, parse_config
-from tts_pipeline.stages.schema import render
 
 from ..conftest import REPO
 
@@ -103,6 +103,12 @@ def test_config_hash_ignores_key_order_and_whitespace():
 def test_committed_schema_is_generated_from_the_model():
     committed = (REPO / "workflow/schemas/config.schema.json").read_text()
     assert committed == render(), "schema is stale: run 'tts-pipeline schema'"
+
+
+def test_committed_stage_list_is_generated_from_the_stage_table():
+    readme = (REPO / "config/README.md").read_text()
+    assert readme == with_stage_list(readme, REPO / "config/README.md"), "stale: run 'tts-pipeline schema'"
+    assert "`tts-pipeline train-hifigan`" in readme
 
 
 def test_schema_rejects_what_the_model_rejects(demo):

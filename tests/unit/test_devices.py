@@ -267,7 +267,7 @@ def test_the_command_keeps_its_devices_if_the_wrapper_is_killed(tmp_path: Path) 
 def test_stage_command_uses_torchrun_per_leased_gpu():
     import sys
 
-    from tts_pipeline.stages.lease_gpus import stage_command
+    from tts_pipeline.commands.lease_gpus import stage_command
 
     on_cpu = stage_command(["train_hifigan", "--x", "1"], 0)
     assert on_cpu == [sys.executable, "-m", "tts_pipeline", "train_hifigan", "--x", "1"]

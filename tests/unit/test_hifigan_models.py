@@ -286,7 +286,7 @@ def test_generator_losses_add_up() -> None:
 
 
 def test_demo_networks_lower_the_mel_loss_on_a_fixed_batch() -> None:
-    from tts_pipeline.stages.bench_hifigan import HiFiGANTrainer
+    from tts_pipeline.commands.bench_hifigan import HiFiGANTrainer
 
     torch.manual_seed(0)
     cfg = HiFiGANConfig(**DEMO, discriminator_channels_scale=DEMO_SCALE, learning_rate=1e-3)

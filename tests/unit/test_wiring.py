@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
 import yaml
 
-from tts_pipeline import wiring
+from tts_pipeline import stage_table, wiring
 from tts_pipeline.config import parse_config
 
 from ..conftest import REPO
@@ -21,7 +22,7 @@ def demo() -> dict:
 
 def _params(raw: dict) -> dict[str, str]:
     config = parse_config(raw)
-    return {stage: wiring.stage_params(config, stage) for stage in wiring.STAGE_SECTIONS}
+    return {stage: wiring.stage_params(config, stage) for stage in stage_table.BY_RULE}
 
 
 def test_each_stage_sees_only_its_own_config(demo):
@@ -48,8 +49,58 @@ def test_params_are_json_of_the_named_sections(demo):
     assert payload["data"]["split"]["val_size"] == demo["data"]["split"]["val_size"]
 
 
-def test_every_stage_has_a_module_and_sections():
-    assert set(wiring.STAGE_MODULES) == set(wiring.STAGE_SECTIONS)
+def test_every_row_names_a_module_and_config_that_exist(demo):
+    config = parse_config(demo)
+    for row in stage_table.STAGES:
+        assert wiring._module_file(row.module) is not None, row
+        for dotted in (*row.reads, *row.excludes, *([row.gpus] if row.gpus else [])):
+            wiring._lookup(config, dotted)  # AttributeError names a key the config lacks
+        assert all(any(key.startswith(read + ".") for read in row.reads) for key in row.excludes), row
+
+
+def _rule_blocks() -> dict[str, str]:
+    """Rule name -> its text, with Python's implicit string concatenation undone (one shell line)."""
+    blocks: dict[str, str] = {}
+    for path in sorted((REPO / "workflow/rules").glob("*.smk")):
+        for block in re.split(r"(?m)^(?=rule )", path.read_text()):
+            match = re.match(r"rule (\w+):", block)
+            if match:
+                blocks[match.group(1)] = re.sub(r'"\s*\n\s*"', "", block)
+    return blocks
+
+
+def test_rules_and_the_stage_table_agree():
+    blocks = _rule_blocks()
+    assert set(blocks) == set(stage_table.BY_RULE), "one row per rule, one rule per row"
+    for rule, block in blocks.items():
+        row = stage_table.BY_RULE[rule]
+        assert f'code=pipeline.code("{rule}")' in block, rule
+        if row.reads:
+            assert f'section=pipeline.params("{rule}")' in block, rule
+            assert "--section {params.section:q}" in block, rule
+        runs = re.findall(r"tts-pipeline ([a-z][a-z-]*)|--stage -- ([a-z][a-z-]*)", block)
+        commands = [a or b for a, b in runs if (a or b) != "lease-gpus"]
+        assert commands == [row.command], f"rule {rule} runs {commands}, its row says {row.command}"
+        asks_gpus = f'gpu=pipeline.gpus("{rule}")' in block
+        assert asks_gpus == (row.gpus is not None), f"rule {rule}: resources gpu vs the row's GPU key"
+        assert "$(dirname" not in block, f"rule {rule}: pass folders as params from wiring.Paths"
+
+
+def test_gpu_requests_follow_the_rows_keys(demo):
+    demo["hifigan"]["gpus"] = 3
+    pipeline = wiring.Pipeline(demo)
+    assert pipeline.gpus("train_hifigan") == pipeline.gpus("finetune_hifigan") == 3
+    assert pipeline.gpus("features") == 0
+
+
+def test_old_underscored_command_names_still_work(capsys):
+    from tts_pipeline import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train_hifigan", "--help"])
+    assert exit_.value.code == 0
+    assert "--init-from" in capsys.readouterr().out
+    assert cli.ALIASES["report_pages"] == "report-pages"
 
 
 def test_source_closure_follows_package_imports():
@@ -57,12 +108,13 @@ def test_source_closure_follows_package_imports():
     for expected in (
         "tts_pipeline/stages/manifest.py",
         "tts_pipeline/stages/common.py",
-        "tts_pipeline/config.py",
+        "tts_pipeline/config/rules.py",
         "tts_pipeline/data/manifest.py",
         "tts_pipeline/__init__.py",
     ):
         assert expected in files
     assert "tts_pipeline/wiring.py" not in files
+    assert "tts_pipeline/stage_table.py" not in files, "a new row must not rerun every stage"
 
 
 def test_code_hash_changes_with_an_imported_module(tmp_path, monkeypatch):
@@ -76,7 +128,7 @@ def test_code_hash_changes_with_an_imported_module(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     for name in [m for m in sys.modules if m == "tts_pipeline" or m.startswith("tts_pipeline.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(wiring.STAGE_MODULES, "fake", "tts_pipeline.stages.fake")
+    monkeypatch.setitem(stage_table.BY_RULE, "fake", stage_table.Stage("fake", "tts_pipeline.stages.fake", ()))
 
     def fresh_hash() -> str:
         wiring.source_files.cache_clear()

@@ -21,8 +21,12 @@ rule benchmark:
     params:
         section=pipeline.params("benchmark"),
         code=pipeline.code("benchmark"),
+        manifest_dir=paths.data_dir,
+        features_dir=paths.features_dir,
+        fastpitch_mels_dir=paths.fastpitch_mels_dir,
+        out_dir=paths.benchmark_dir,
         reference=pipeline.benchmark_reference(),
-        metrics=lambda wildcards, input: " ".join(f"{name}={input[name]}" for name in pipeline.training_metrics()),
+        metrics=lambda wildcards, input: [f"{name}={input[name]}" for name in pipeline.training_metrics()],
     resources:
         gpu=pipeline.gpus("benchmark"),
     log:
@@ -36,9 +40,9 @@ rule benchmark:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
         " tts-pipeline benchmark --section {params.section:q} --fastpitch {input.fastpitch:q}"
         " --hifigan {input.hifigan:q} --hifigan-base {input.hifigan_base:q}"
-        " --manifest-dir $(dirname {input.val:q}) --features-dir $(dirname {input.features:q})"
-        " --fastpitch-mels-dir $(dirname {input.fastpitch_mels:q}) --inference-manifest {input.inference:q}"
-        " --reference {params.reference} --phrases {input.phrases:q} --metrics {params.metrics} --out-dir $(dirname {output.json:q})"
+        " --manifest-dir {params.manifest_dir:q} --features-dir {params.features_dir:q}"
+        " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --inference-manifest {input.inference:q}"
+        " --reference {params.reference:q} --phrases {input.phrases:q} --metrics {params.metrics:q} --out-dir {params.out_dir:q}"
         " > {log:q} 2>&1"
 
 
@@ -63,7 +67,10 @@ rule report_pages:
         listening=report(paths.report_page("listening.html"), caption="../report/listening.rst", category="Audio"),
     params:
         code=pipeline.code("report_pages"),
-        metrics=lambda wildcards, input: " ".join(f"{name}={input[name]}" for name in pipeline.training_metrics()),
+        features_dir=paths.features_dir,
+        fastpitch_mels_dir=paths.fastpitch_mels_dir,
+        out_dir=paths.report_dir,
+        metrics=lambda wildcards, input: [f"{name}={input[name]}" for name in pipeline.training_metrics()],
     log:
         paths.log("report_pages"),
     benchmark:
@@ -72,7 +79,7 @@ rule report_pages:
     conda:
         "../envs/tts.yaml"
     shell:
-        "tts-pipeline report_pages --metrics {params.metrics} --features-dir $(dirname {input.features:q})"
+        "tts-pipeline report-pages --metrics {params.metrics:q} --features-dir {params.features_dir:q}"
         " --benchmark-md {input.benchmark:q} --benchmark-json {input.benchmark_json:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
-        " --fastpitch-mels-dir $(dirname {input.fastpitch_mels:q}) --hifigan-base {input.hifigan_base:q}"
-        " --hifigan-finetuned {input.hifigan:q} --out-dir $(dirname {output.losses:q}) > {log:q} 2>&1"
+        " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --hifigan-base {input.hifigan_base:q}"
+        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"

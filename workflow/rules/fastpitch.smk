@@ -14,6 +14,8 @@ rule train_fastpitch:
     params:
         section=pipeline.params("train_fastpitch"),
         code=pipeline.code("train_fastpitch"),
+        manifest_dir=paths.data_dir,
+        features_dir=paths.features_dir,
         work_dir=paths.work("train_fastpitch"),
     resources:
         gpu=pipeline.gpus("train_fastpitch"),
@@ -26,8 +28,8 @@ rule train_fastpitch:
         "../envs/tts.yaml"
     shell:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
-        " train_fastpitch --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
-        " --features-dir $(dirname {input.features:q}) --work-dir {params.work_dir:q}"
+        " train-fastpitch --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
+        " --features-dir {params.features_dir:q} --work-dir {params.work_dir:q}"
         " --model {output.model:q} --metrics {output.metrics:q} > {log:q} 2>&1"
 
 
@@ -42,6 +44,9 @@ rule extract_fastpitch_mels:
     params:
         section=pipeline.params("extract_fastpitch_mels"),
         code=pipeline.code("extract_fastpitch_mels"),
+        manifest_dir=paths.data_dir,
+        features_dir=paths.features_dir,
+        out_dir=paths.fastpitch_mels_dir,
     resources:
         gpu=pipeline.gpus("extract_fastpitch_mels"),
     log:
@@ -54,6 +59,6 @@ rule extract_fastpitch_mels:
     shell:
         # Sharded: one process per granted GPU, each writing its share of <id>.npy; the index last.
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
-        " extract_fastpitch_mels --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
-        " --features-dir $(dirname {input.features:q}) --model {input.model:q}"
-        " --out-dir $(dirname {output.index:q}) --index {output.index:q} --threads {threads} > {log:q} 2>&1"
+        " extract-fastpitch-mels --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
+        " --features-dir {params.features_dir:q} --model {input.model:q}"
+        " --out-dir {params.out_dir:q} --index {output.index:q} --threads {threads} > {log:q} 2>&1"

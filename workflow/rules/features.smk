@@ -12,6 +12,8 @@ rule features:
     params:
         section=pipeline.params("features"),
         code=pipeline.code("features"),
+        manifest_dir=paths.data_dir,
+        out_dir=paths.features_dir,
     log:
         paths.log("features"),
     benchmark:
@@ -20,8 +22,8 @@ rule features:
     conda:
         "../envs/tts.yaml"
     shell:
-        "tts-pipeline features --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
-        " --out-dir $(dirname {output.index:q}) --pitch-stats {output.pitch_stats:q} --index {output.index:q}"
+        "tts-pipeline features --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
+        " --out-dir {params.out_dir:q} --pitch-stats {output.pitch_stats:q} --index {output.index:q}"
         " --workers {threads} > {log:q} 2>&1"
 
 
@@ -39,6 +41,8 @@ rule train_aligner:
     params:
         section=pipeline.params("train_aligner"),
         code=pipeline.code("train_aligner"),
+        manifest_dir=paths.data_dir,
+        features_dir=paths.features_dir,
         work_dir=paths.work("train_aligner"),
     resources:
         gpu=pipeline.gpus("train_aligner"),
@@ -51,8 +55,8 @@ rule train_aligner:
         "../envs/tts.yaml"
     shell:
         "tts-pipeline lease-gpus --count {resources.gpu} --"
-        " tts-pipeline train_aligner --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
-        " --features-dir $(dirname {input.features:q}) --work-dir {params.work_dir:q}"
+        " tts-pipeline train-aligner --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
+        " --features-dir {params.features_dir:q} --work-dir {params.work_dir:q}"
         " --model {output.model:q} --metrics {output.metrics:q} > {log:q} 2>&1"
 
 
@@ -68,6 +72,8 @@ rule durations:
     params:
         section=pipeline.params("durations"),
         code=pipeline.code("durations"),
+        manifest_dir=paths.data_dir,
+        features_dir=paths.features_dir,
         aligner=lambda wildcards, input: input.get("aligner", ""),
     log:
         paths.log("durations"),
@@ -77,6 +83,6 @@ rule durations:
     conda:
         "../envs/tts.yaml"
     shell:
-        "tts-pipeline durations --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
-        " --features-dir $(dirname {input.features:q}) --corpus-record {input.corpus:q}"
+        "tts-pipeline durations --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
+        " --features-dir {params.features_dir:q} --corpus-record {input.corpus:q}"
         " --aligner {params.aligner:q} --index {output.index:q} > {log:q} 2>&1"

@@ -13,6 +13,7 @@ rule train_hifigan:
     params:
         section=pipeline.params("train_hifigan"),
         code=pipeline.code("train_hifigan"),
+        manifest_dir=paths.data_dir,
         work_dir=paths.work("train_hifigan"),
     resources:
         gpu=pipeline.gpus("train_hifigan"),
@@ -27,7 +28,7 @@ rule train_hifigan:
         # One process per GPU Snakemake granted (resources.gpu, capped by --resources gpu=N), under
         # torchrun; a single CPU process when it is 0. Accumulation keeps the global batch fixed.
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
-        " train_hifigan --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
         " --state {output.state:q} > {log:q} 2>&1"
 
@@ -44,7 +45,9 @@ rule finetune_hifigan:
     params:
         section=pipeline.params("finetune_hifigan"),
         code=pipeline.code("finetune_hifigan"),
+        manifest_dir=paths.data_dir,
         work_dir=paths.work("finetune_hifigan"),
+        fastpitch_mels_dir=paths.fastpitch_mels_dir,
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
     log:
@@ -58,6 +61,6 @@ rule finetune_hifigan:
         # Reads the base checkpoint (never writes it), trains hifigan.fine_tune_epochs on
         # (FastPitch mel, ground-truth audio) pairs; its checkpoints live in its own work folder.
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
-        " train_hifigan --section {params.section:q} --manifest-dir $(dirname {input.train:q})"
+        " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --init-from {input.init:q} --mels-dir $(dirname {input.mels:q}) > {log:q} 2>&1"
+        " --init-from {input.init:q} --mels-dir {params.fastpitch_mels_dir:q} > {log:q} 2>&1"

@@ -11,6 +11,7 @@ rule synthesize:
     params:
         section=pipeline.params("synthesize"),
         code=pipeline.code("synthesize"),
+        out_dir=paths.inference_dir,
     resources:
         gpu=pipeline.gpus("synthesize"),
     log:
@@ -24,5 +25,5 @@ rule synthesize:
         # <name>.wav beside the manifest, which is written last (the declared output).
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
         " tts-pipeline synthesize --section {params.section:q} --fastpitch {input.fastpitch:q}"
-        " --hifigan {input.hifigan:q} --phrases {input.phrases:q} --out-dir $(dirname {output.manifest:q})"
+        " --hifigan {input.hifigan:q} --phrases {input.phrases:q} --out-dir {params.out_dir:q}"
         " --manifest {output.manifest:q} > {log:q} 2>&1"

@@ -25,10 +25,11 @@ def run(args: argparse.Namespace) -> None:
     config = load_config(args.config)
     if args.section:
         from tts_pipeline.errors import UserError
-        from tts_pipeline.wiring import STAGE_SECTIONS, stage_params
+        from tts_pipeline.stage_table import BY_RULE
+        from tts_pipeline.wiring import stage_params
 
-        if args.section not in STAGE_SECTIONS:
-            raise UserError(f"--section: unknown stage {args.section!r}; expected one of {sorted(STAGE_SECTIONS)}")
+        if args.section not in BY_RULE:
+            raise UserError(f"--section: unknown stage {args.section!r}; expected one of {sorted(BY_RULE)}")
         print(stage_params(config, args.section))
         return
     if not args.quiet:

@@ -1,0 +1,66 @@
+"""Typed, strict pipeline configuration: the one source of truth.
+
+Every YAML config is parsed into :class:`PipelineConfig`. Unknown keys, wrong types and bad values
+are errors that name the key's full path (``data.split.val_size``) and what was expected. The JSON
+schema under ``workflow/schemas/`` is generated from these models (``tts-pipeline schema``), and each
+Snakemake rule receives only the config it reads (``tts_pipeline.wiring.stage_params``, from the stage
+table), so a change reruns exactly the stages that depend on it.
+
+Modules: ``base`` (strict model, error), ``data_sections``, ``model_sections``, ``run_sections`` (the
+sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and how it is read).
+"""
+
+from tts_pipeline.config.base import ConfigError, StrictModel
+from tts_pipeline.config.data_sections import (
+    AudioConfig,
+    CorpusConfig,
+    DataConfig,
+    DemoCorpusConfig,
+    LJSpeechDownloadConfig,
+    PitchConfig,
+    SplitConfig,
+    TextConfig,
+)
+from tts_pipeline.config.model_sections import (
+    FASTPITCH_MODEL_FIELDS,
+    AlignerConfig,
+    DurationsConfig,
+    FastPitchConfig,
+    HiFiGANConfig,
+)
+from tts_pipeline.config.pipeline import (
+    PipelineConfig,
+    config_hash,
+    json_schema,
+    load_config,
+    parse_config,
+    parse_section,
+)
+from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
+
+__all__ = [
+    "FASTPITCH_MODEL_FIELDS",
+    "AlignerConfig",
+    "AudioConfig",
+    "BenchmarkConfig",
+    "ConfigError",
+    "CorpusConfig",
+    "DataConfig",
+    "DemoCorpusConfig",
+    "DurationsConfig",
+    "FastPitchConfig",
+    "HiFiGANConfig",
+    "InferenceConfig",
+    "LJSpeechDownloadConfig",
+    "PipelineConfig",
+    "PitchConfig",
+    "SplitConfig",
+    "StrictModel",
+    "TextConfig",
+    "TrackingConfig",
+    "config_hash",
+    "json_schema",
+    "load_config",
+    "parse_config",
+    "parse_section",
+]

@@ -1,0 +1,253 @@
+"""Config of the models: aligner, durations source, HiFi-GAN, FastPitch."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from tts_pipeline.config.base import StrictModel
+
+
+class AlignerConfig(StrictModel):
+    """The standalone aligner of FastPitch 1.1 / RAD-TTS, trained to produce durations."""
+
+    symbols: Literal["characters", "arpabet"] = Field(
+        "characters",
+        description="'characters': the cleaned text's characters; 'arpabet': CMUdict words as ARPAbet phones.",
+    )
+    embedding_dim: int = Field(384, ge=8, description="Symbol embedding size (text channels).")
+    attention_dim: int = Field(80, ge=4, description="Channels of the key/query space.")
+    temperature: float = Field(0.0005, gt=0, description="Scale of the negative squared distance scores.")
+    prior_scaling: float = Field(1.0, ge=0, description="Beta-binomial prior scaling; 0 disables the prior.")
+    batch_size: int = Field(16, ge=1)
+    learning_rate: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(1e-6, ge=0)
+    grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
+    epochs: int = Field(100, ge=1, description="Training stops after this many epochs ...")
+    max_steps: int | None = Field(None, ge=1, description="... or this many optimiser steps, if set and sooner.")
+    binarization_start_epoch: int = Field(0, ge=0, description="Epoch the binarisation loss starts ramping up.")
+    binarization_warmup_epochs: int = Field(100, ge=1, description="Epochs over which its weight ramps to 1.")
+    checkpoint_every_n_steps: int = Field(200, ge=1)
+    keep_checkpoints: int = Field(3, ge=1, description="Resumable checkpoints kept in R/work/train_aligner/.")
+    gpus: int = Field(0, ge=0, description="GPUs the rule asks for; 0 = CPU.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
+    seed: int = 1234
+
+
+class DurationsConfig(StrictModel):
+    """Where per-symbol durations come from."""
+
+    source: Literal["aligner", "textgrid"] = Field(
+        "aligner", description="'aligner': MAS on the trained aligner; 'textgrid': MFA-style TextGrids."
+    )
+    textgrid_dir: str | None = Field(
+        None, description="Folder of <id>.TextGrid files; null = <corpus root>/alignments (the demo corpus)."
+    )
+    textgrid_tier: str = Field("phones", min_length=1, description="Interval tier whose labels become the symbols.")
+
+
+# --------------------------------------------------------------------------------------------------
+# HiFi-GAN
+# --------------------------------------------------------------------------------------------------
+
+
+class HiFiGANConfig(StrictModel):
+    """HiFi-GAN vocoder: generator shape (jik876's key names), discriminators, NVIDIA's schedule."""
+
+    resblock: Literal["1", "2"] = Field("1", description="'1' (v1/v2) or '2' (v3) residual blocks.")
+    upsample_rates: list[int] = Field([8, 8, 2, 2], min_length=1, description="Product must equal hop_length.")
+    upsample_kernel_sizes: list[int] = Field([16, 16, 4, 4], min_length=1)
+    upsample_initial_channel: int = Field(512, ge=2)
+    resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
+    resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)
+    mpd_periods: list[int] = Field([2, 3, 5, 7, 11], min_length=1)
+    discriminator_channels_scale: float = Field(
+        1.0, gt=0, le=1, description="Shrinks every discriminator width (demo only; 1.0 = the paper's)."
+    )
+    discriminator_start_step: int = Field(
+        0,
+        ge=0,
+        description="Base training: optimiser steps in which the generator learns alone (mel + STFT losses, "
+        "no MPD/MSD); the discriminators train from this step on. 0 = NVIDIA's recipe (adversarial from "
+        "the start). Fine-tuning is always adversarial.",
+    )
+    stft_loss_scale: float = Field(
+        0.0,
+        ge=0,
+        description="Weight of Parallel WaveGAN's multi-resolution STFT loss in the generator's objective "
+        "(all steps); 0 = NVIDIA's objective (adversarial + feature matching + 45 x mel L1).",
+    )
+    learning_rate: float = Field(3e-4, gt=0)
+    adam_betas: tuple[float, float] = (0.8, 0.99)
+    weight_decay: float = Field(0.01, ge=0, description="AdamW's default, which the recipe keeps.")
+    lr_decay: float = Field(0.9998, gt=0, le=1, description="ExponentialLR gamma, stepped once per epoch.")
+    global_batch_size: int = Field(128, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
+    batch_size: int = Field(16, ge=1, description="Per process and micro-step.")
+    segment_size: int = Field(8192, ge=256, description="Audio samples per training item (multiple of hop).")
+    epochs: int = Field(6500, ge=1)
+    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
+    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
+    seed: int = 1234
+    validation_every_n_epochs: int = Field(10, ge=1)
+    validation_repeats: int = Field(5, ge=1, description="Fixed random segments per validation utterance.")
+    samples_every_n_epochs: int = Field(100, ge=1, description="Audio samples of validation clips to MLflow.")
+    n_samples: int = Field(5, ge=0)
+    checkpoint_every_n_epochs: int = Field(10, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    fine_tune_lr_factor: float = Field(3.0, gt=0, description="Fine-tuning multiplies the restored lr by this.")
+    fine_tune_epochs: int = Field(
+        3500, ge=1, description="Epochs of fine-tuning on FastPitch mels (the recipe goes from epoch 6500 to 10000)."
+    )
+    checkpoint: str | None = Field(
+        None,
+        description="A pretrained HiFi-GAN (model file of this pipeline, or a checkpoint of its trainer): "
+        "skips train_hifigan and fine-tunes from it.",
+    )
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> HiFiGANConfig:
+        if len(self.upsample_kernel_sizes) != len(self.upsample_rates):
+            raise ValueError("upsample_kernel_sizes: expected one kernel per upsample rate")
+        if len(self.resblock_dilation_sizes) != len(self.resblock_kernel_sizes):
+            raise ValueError("resblock_dilation_sizes: expected one dilation list per resblock kernel size")
+        if self.upsample_initial_channel % 2 ** len(self.upsample_rates):
+            raise ValueError("upsample_initial_channel: must halve cleanly at every upsampling stage")
+        return self
+
+
+# --------------------------------------------------------------------------------------------------
+# FastPitch
+# --------------------------------------------------------------------------------------------------
+
+# The fields of FastPitchConfig that shape the network (NVIDIA's constructor names); the rest is
+# loss and schedule. A model file stores these, plus n_symbols and n_mels.
+FASTPITCH_MODEL_FIELDS = (
+    "symbols_embedding_dim",
+    *(
+        f"{stack}_fft_{name}"
+        for stack in ("in", "out")
+        for name in ("n_layers", "n_heads", "d_head", "conv1d_kernel_size", "conv1d_filter_size", "output_size")
+    ),
+    *(f"p_{stack}_fft_{name}" for stack in ("in", "out") for name in ("dropout", "dropatt", "dropemb")),
+    *(
+        f"{part}_predictor_{name}"
+        for part in ("dur", "pitch", "energy")
+        for name in ("kernel_size", "filter_size", "n_layers")
+    ),
+    *(f"p_{part}_predictor_dropout" for part in ("dur", "pitch", "energy")),
+    "pitch_embedding_kernel_size",
+    "energy_conditioning",
+    "energy_embedding_kernel_size",
+    "max_duration",
+)
+
+
+class FastPitchConfig(StrictModel):
+    """FastPitch 1.1 (reference 3.1-3.7): network (NVIDIA's constructor names), loss scales, schedule.
+
+    Durations come from the ``durations`` stage, so there is no aligner in the model.
+    """
+
+    # network: encoder ("input FFT") over symbols, decoder ("output FFT") over length-regulated frames
+    symbols_embedding_dim: int = Field(384, ge=2, description="d_model of the embedding and both transformers (even).")
+    in_fft_n_layers: int = Field(6, ge=1, description="Encoder layers.")
+    in_fft_n_heads: int = Field(1, ge=1, description="Encoder attention heads.")
+    in_fft_d_head: int = Field(64, ge=1, description="Encoder channels per head.")
+    in_fft_conv1d_kernel_size: int = Field(3, ge=1, description="Encoder conv feed-forward kernel (odd).")
+    in_fft_conv1d_filter_size: int = Field(1536, ge=1, description="Encoder conv feed-forward hidden channels.")
+    in_fft_output_size: int = Field(384, ge=2, description="Encoder output channels; = symbols_embedding_dim.")
+    p_in_fft_dropout: float = Field(0.1, ge=0, lt=1, description="Encoder residual dropout.")
+    p_in_fft_dropatt: float = Field(0.1, ge=0, lt=1, description="Encoder attention-probability dropout.")
+    p_in_fft_dropemb: float = Field(0.0, ge=0, lt=1, description="Dropout on embedding + positional embedding.")
+    out_fft_n_layers: int = Field(6, ge=1, description="Decoder layers.")
+    out_fft_n_heads: int = Field(1, ge=1, description="Decoder attention heads.")
+    out_fft_d_head: int = Field(64, ge=1, description="Decoder channels per head.")
+    out_fft_conv1d_kernel_size: int = Field(3, ge=1, description="Decoder conv feed-forward kernel (odd).")
+    out_fft_conv1d_filter_size: int = Field(1536, ge=1, description="Decoder conv feed-forward hidden channels.")
+    out_fft_output_size: int = Field(384, ge=2, description="Decoder output channels; = symbols_embedding_dim.")
+    p_out_fft_dropout: float = Field(0.1, ge=0, lt=1, description="Decoder residual dropout.")
+    p_out_fft_dropatt: float = Field(0.1, ge=0, lt=1, description="Decoder attention-probability dropout.")
+    p_out_fft_dropemb: float = Field(0.0, ge=0, lt=1, description="Dropout on the decoder input + positions.")
+    dur_predictor_kernel_size: int = Field(3, ge=1, description="Duration predictor conv kernel (odd).")
+    dur_predictor_filter_size: int = Field(256, ge=1, description="Duration predictor conv channels.")
+    p_dur_predictor_dropout: float = Field(0.1, ge=0, lt=1)
+    dur_predictor_n_layers: int = Field(2, ge=1)
+    pitch_predictor_kernel_size: int = Field(3, ge=1, description="Pitch predictor conv kernel (odd).")
+    pitch_predictor_filter_size: int = Field(256, ge=1, description="Pitch predictor conv channels.")
+    p_pitch_predictor_dropout: float = Field(0.1, ge=0, lt=1)
+    pitch_predictor_n_layers: int = Field(2, ge=1)
+    energy_predictor_kernel_size: int = Field(3, ge=1, description="Energy predictor conv kernel (odd).")
+    energy_predictor_filter_size: int = Field(256, ge=1, description="Energy predictor conv channels.")
+    p_energy_predictor_dropout: float = Field(0.1, ge=0, lt=1)
+    energy_predictor_n_layers: int = Field(2, ge=1)
+    pitch_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token pitch (odd).")
+    energy_conditioning: bool = Field(True, description="Predict per-token energy and condition the decoder on it.")
+    energy_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token energy (odd).")
+    max_duration: int = Field(75, ge=1, description="Inference clamps predicted durations to [0, max_duration] frames.")
+
+    # loss: mel MSE + scale x (duration, pitch, energy) MSE
+    duration_loss_scale: float = Field(0.1, ge=0, description="Weight of the log-duration MSE.")
+    pitch_loss_scale: float = Field(0.1, ge=0, description="Weight of the normalised-pitch MSE.")
+    energy_loss_scale: float = Field(0.1, ge=0, description="Weight of the log-energy MSE.")
+
+    # schedule (reference 3.7)
+    optimizer: Literal["lamb", "adam"] = Field("lamb", description="'lamb': NVIDIA's (Fused)LAMB; 'adam': Adam.")
+    learning_rate: float = Field(0.1, gt=0, description="Base rate, multiplied by the Noam schedule.")
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = Field(1e-9, gt=0)
+    weight_decay: float = Field(1e-6, ge=0)
+    warmup_steps: int = Field(1000, ge=0, description="Noam warm-up: the rate peaks at learning_rate / sqrt(warmup).")
+    grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
+    global_batch_size: int = Field(256, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
+    batch_size: int = Field(32, ge=1, description="Per process and micro-step.")
+    length_bucketing: bool = Field(
+        False,
+        description="Put utterances of similar mel length in the same global batch, so that batches pad "
+        "less and train more real frames per second. false = NVIDIA's random batches.",
+    )
+    bucket_pool: int = Field(
+        50,
+        ge=1,
+        description="With length_bucketing: how many global batches' worth of shuffled utterances are sorted "
+        "by length together before being cut into batches. Bigger = less padding, less random batches.",
+    )
+    epochs: int = Field(1000, ge=1)
+    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
+    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
+    seed: int = 1234
+    validation_every_n_epochs: int = Field(10, ge=1)
+    checkpoint_every_n_epochs: int = Field(20, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    n_plots: int = Field(3, ge=0, description="Validation utterances whose mel, duration and pitch are plotted.")
+    checkpoint: str | None = Field(
+        None,
+        description="A pretrained FastPitch model file: the workflow skips train_fastpitch and uses it "
+        "(to extract fine-tuning mels and to synthesise).",
+    )
+    extract_batch_size: int = Field(16, ge=1, description="Batch of the teacher-forced mel extraction.")
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> FastPitchConfig:
+        d_model = self.symbols_embedding_dim
+        if d_model % 2:
+            raise ValueError(f"symbols_embedding_dim: expected an even number ([sin, cos] positions), got {d_model}")
+        for key in ("in_fft_output_size", "out_fft_output_size"):
+            # The encoder feeds the predictors and, with the pitch/energy embeddings added, the decoder;
+            # the decoder feeds the mel projection: every one of them is d_model wide.
+            if getattr(self, key) != d_model:
+                raise ValueError(f"{key}: must equal symbols_embedding_dim ({d_model}), got {getattr(self, key)}")
+        for key in FASTPITCH_MODEL_FIELDS:
+            if key.endswith("kernel_size") and getattr(self, key) % 2 == 0:
+                raise ValueError(f"{key}: expected an odd kernel (the convs keep the length), got {getattr(self, key)}")
+        if self.global_batch_size % self.batch_size:
+            raise ValueError(
+                f"global_batch_size: expected a multiple of batch_size ({self.batch_size}), "
+                f"got {self.global_batch_size}"
+            )
+        return self

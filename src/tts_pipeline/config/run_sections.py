@@ -1,0 +1,80 @@
+"""Config of inference, the benchmark and experiment tracking."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from tts_pipeline.config.base import StrictModel
+
+# --------------------------------------------------------------------------------------------------
+# inference and benchmark
+# --------------------------------------------------------------------------------------------------
+
+
+class InferenceConfig(StrictModel):
+    """Synthesis settings (reference 5.2-5.3)."""
+
+    batch_size: int = Field(8, ge=1, description="Utterances per FastPitch call, after sorting by token count.")
+    pace: float = Field(1.0, gt=0, description="Speaking rate: durations are divided by it (0.5 = half speed).")
+    pitch_flatten: bool = Field(False, description="Monotone: every token at the speaker's mean pitch.")
+    pitch_invert: bool = Field(False, description="Mirror the pitch contour around the mean.")
+    pitch_amplify: float = Field(1.0, description="Scale the normalised pitch contour (> 1 livelier).")
+    pitch_shift_hz: float = Field(0.0, description="Shift the whole contour by this many Hz.")
+    denoising_strength: float = Field(
+        0.01, ge=0, description="Subtract this x the vocoder's bias spectrum (0 = off; NVIDIA's example: 0.01)."
+    )
+    fade_out_frames: int = Field(10, ge=0, description="Linear fade to 0 over the last frames of each utterance.")
+    normalize_peak: bool = Field(False, description="Scale each utterance to a peak of 1.0, as NVIDIA's script does.")
+    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Autocast on CUDA; the CPU runs fp32.")
+    gpus: int = Field(1, ge=0, le=1, description="1 = the first visible GPU (CPU if none); 0 = CPU.")
+    phrases: str | None = Field(
+        None,
+        description="Phrase file (name|text per line, or NVIDIA's .tsv); null = the texts of the first "
+        "n_val_phrases validation utterances, named by id.",
+    )
+    n_val_phrases: int = Field(10, ge=1, description="Validation texts synthesised when phrases is null (devset10).")
+
+
+class BenchmarkConfig(StrictModel):
+    """Inference benchmark and objective quality (reference section 5.3)."""
+
+    phrases: str = Field(
+        "config/phrases/benchmark_128.txt", description="The phrase timed (NVIDIA's 128-character sentence)."
+    )
+    batch_sizes: list[int] = Field([1, 2, 4, 8], min_length=1, description="Each batch repeats the phrase.")
+    precisions: list[Literal["fp32", "fp16", "bf16"]] = Field(
+        ["fp32", "fp16", "bf16"], min_length=1, description="Those the device cannot run are skipped and listed."
+    )
+    warmup: int = Field(100, ge=0, description="Untimed calls before measuring (NVIDIA: 100).")
+    repeats: int = Field(200, ge=1, description="Timed calls per batch size and precision (NVIDIA: 200).")
+    denoising_strength: float = Field(0.0, ge=0, description="NVIDIA's benchmark script times without denoising.")
+    threads: int = Field(
+        2, ge=1, description="CPU threads when benchmarking on the CPU; also speech-recogniser processes at once."
+    )
+    n_quality: int = Field(100, ge=1, description="Validation utterances for the vocoders' mel L1.")
+    intelligibility_clips: int = Field(
+        100,
+        ge=0,
+        description="Held-out utterances (validation, then test) recognised by PocketSphinx in every row of "
+        "the intelligibility table (recordings, Griffin-Lim, copy synthesis, TTS); 0 = no intelligibility "
+        "section. Each clip costs about 1 s of CPU per row.",
+    )
+    n_figures: int = Field(
+        2, ge=0, description="Held-out utterances drawn as side-by-side spectrograms, with their WAVs, per row."
+    )
+    gpus: int = Field(1, ge=0, le=1, description="1 = time on the first visible GPU (CPU if none); 0 = CPU.")
+
+
+# --------------------------------------------------------------------------------------------------
+# tracking
+# --------------------------------------------------------------------------------------------------
+
+
+class TrackingConfig(StrictModel):
+    """MLflow tracking. Off: the pipeline runs the same and writes the same files."""
+
+    enabled: bool = True
+    uri: str | None = Field(None, description="MLflow tracking URI; null = SQLite store at <results_dir>/mlflow.db.")
+    log_every_n_steps: int = Field(50, ge=1)

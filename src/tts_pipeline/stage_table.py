@@ -1,0 +1,144 @@
+"""The one table of stages: every workflow rule and every command, and what each reads.
+
+The CLI (``cli.py``), the workflow's per-rule params and GPU requests (``wiring.py``), each stage's
+check of the JSON it receives (``stages/common.py``) and the stage list of ``config/README.md``
+(``tts-pipeline schema``) are all derived from it; a test fails when a rule of ``workflow/rules``
+and its row disagree.
+
+Adding a stage: one :class:`Stage` row here, its module in ``tts_pipeline/stages/`` (with
+``add_arguments(parser)`` and ``run(args)``), and its rule in ``workflow/rules/*.smk`` whose
+``params.section`` is ``pipeline.params("<rule>")`` and, when the row names a GPU key,
+``resources: gpu=pipeline.gpus("<rule>")``.
+
+This module holds data only and imports nothing of the package, and the stages' code hashes leave it
+out (see ``wiring.code_hash``): what a stage reads already reaches its rule through ``params``, so a
+new row reruns nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One workflow rule.
+
+    Attributes:
+        rule: The Snakemake rule name (also the stage's MLflow run name).
+        module: The module whose ``run(args)`` does the work.
+        reads: Config the rule passes as ``--section`` JSON: section names, or dotted keys for a single
+            value (so that e.g. a new hop length does not rerun the manifest).
+        excludes: Dotted keys dropped from a section in ``reads``: settings the stage ignores, so
+            changing them does not rerun it.
+        gpus: Dotted config key of the stage's GPU count (``resources: gpu``); ``None``: CPU only.
+        command: The ``tts-pipeline`` command that runs it; default: the rule name with hyphens.
+    """
+
+    rule: str
+    module: str
+    reads: tuple[str, ...]
+    excludes: tuple[str, ...] = ()
+    gpus: str | None = None
+    command: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            object.__setattr__(self, "command", self.rule.replace("_", "-"))
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        """Top-level config sections this stage depends on (``"audio"`` for ``"audio.hop_length"``)."""
+        return tuple(dict.fromkeys(name.split(".")[0] for name in self.reads))
+
+
+_STAGES = "tts_pipeline.stages."
+
+# In DAG order.
+STAGES: tuple[Stage, ...] = (
+    Stage("corpus", _STAGES + "corpus", ("corpus", "text.cleaners")),
+    Stage("manifest", _STAGES + "manifest", ("data", "text", "audio.sampling_rate")),
+    Stage("features", _STAGES + "features", ("audio", "pitch")),
+    Stage(
+        "train_aligner",
+        _STAGES + "train_aligner",
+        ("aligner", "audio.n_mel_channels", "text.symbol_set"),
+        gpus="aligner.gpus",
+    ),
+    Stage("durations", _STAGES + "durations", ("durations", "audio", "text.symbol_set")),
+    Stage(
+        "train_hifigan",
+        _STAGES + "train_hifigan",
+        ("hifigan", "audio"),
+        # base vocoder training ignores the fine-tuning settings and the pretrained shortcut
+        excludes=("hifigan.fine_tune_lr_factor", "hifigan.fine_tune_epochs", "hifigan.checkpoint"),
+        gpus="hifigan.gpus",
+    ),
+    Stage(
+        "train_fastpitch",
+        _STAGES + "train_fastpitch",
+        ("fastpitch", "audio", "text.cleaners"),
+        excludes=("fastpitch.checkpoint", "fastpitch.extract_batch_size"),
+        gpus="fastpitch.gpus",
+    ),
+    Stage(
+        "extract_fastpitch_mels",
+        _STAGES + "extract_fastpitch_mels",
+        # the model file carries everything else extraction needs
+        ("fastpitch.extract_batch_size", "fastpitch.gpus"),
+        gpus="fastpitch.gpus",
+    ),
+    Stage(
+        "finetune_hifigan",
+        _STAGES + "train_hifigan",
+        ("hifigan", "audio"),
+        gpus="hifigan.gpus",
+        command="train-hifigan",
+    ),
+    Stage("synthesize", _STAGES + "synthesize", ("inference", "audio"), gpus="inference.gpus"),
+    Stage(
+        "benchmark",
+        _STAGES + "benchmark",
+        ("benchmark", "inference", "audio", "pitch", "corpus.demo"),
+        gpus="benchmark.gpus",
+    ),
+    Stage("report_pages", _STAGES + "report_pages", ()),
+)
+
+_TOOLS = "tts_pipeline.commands."
+
+# Commands that are not workflow rules: the workflow's helpers and the developer tools.
+COMMANDS: dict[str, str] = {
+    "lease-gpus": _TOOLS + "lease_gpus",
+    "tracking": _TOOLS + "tracking_run",
+    "check-config": _TOOLS + "check_config",
+    "schema": _TOOLS + "schema",
+    "where": _TOOLS + "where",
+    "alignment-error": _STAGES + "alignment_error",
+    "bench-features": _TOOLS + "bench_features",
+    "bench-hifigan": _TOOLS + "bench_hifigan",
+    "bench-inference": _TOOLS + "bench_inference",
+    "bench-fastpitch": _TOOLS + "bench_fastpitch",
+}
+
+BY_RULE: dict[str, Stage] = {stage.rule: stage for stage in STAGES}
+
+
+def stage(rule: str) -> Stage:
+    """The row of a rule; a ``KeyError`` naming the known rules otherwise."""
+    try:
+        return BY_RULE[rule]
+    except KeyError:
+        raise KeyError(f"unknown stage {rule!r}; expected one of {sorted(BY_RULE)}") from None
+
+
+def command_modules() -> dict[str, str]:
+    """Every ``tts-pipeline`` command and its module: stages first, in DAG order, then the tools."""
+    commands = {row.command: row.module for row in STAGES}
+    return {**commands, **COMMANDS}
+
+
+def old_command_names() -> dict[str, str]:
+    """Underscored command names of earlier releases (``train_hifigan``) -> today's (``train-hifigan``);
+    accepted as aliases so existing scripts keep working."""
+    return {row.command.replace("-", "_"): row.command for row in STAGES if "-" in row.command}
