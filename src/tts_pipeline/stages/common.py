@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from tts_pipeline.errors import UserError
@@ -18,6 +19,29 @@ def add_section_argument(parser: argparse.ArgumentParser) -> None:
         metavar="JSON",
         help="the config this stage reads, as JSON (the workflow passes it; see tts_pipeline.wiring)",
     )
+
+
+# The path arguments several stages take, spelled once: flag -> help. Each is a required ``Path``.
+PATH_ARGUMENTS: dict[str, str] = {
+    "--manifest-dir": "folder of manifest.{train,val,test}.jsonl (R/data)",
+    "--features-dir": "features folder (R/features: mels/, pitch/, durations/, ... and their indexes)",
+    "--work-dir": "resumable checkpoints of this stage (R/work/<rule>)",
+    "--model": "model.pt to write",
+    "--metrics": "metrics.json to write",
+}
+
+
+def add_path_arguments(parser: argparse.ArgumentParser, *flags: str) -> None:
+    """Add the named shared path arguments (keys of :data:`PATH_ARGUMENTS`), all required."""
+    for flag in flags:
+        parser.add_argument(flag, type=Path, required=True, help=PATH_ARGUMENTS[flag])
+
+
+def load_stage_section(args: argparse.Namespace, rule: str) -> dict[str, Any]:
+    """Parse ``--section`` and check that it carries every key the stage table says ``rule`` reads."""
+    from tts_pipeline.stage_table import stage
+
+    return load_section(args, *stage(rule).reads)
 
 
 def load_section(args: argparse.Namespace, *required: str) -> dict[str, Any]:
