@@ -291,6 +291,7 @@ def _listening(
     from tts_pipeline.benchmark.listening import Utterance, listening_test
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
+    from tts_pipeline.features.layout import FeatureLayout
 
     splits = {}
     for split in ("train", "val", "test"):
@@ -304,7 +305,7 @@ def _listening(
             id=str(record["id"]),
             text=str(record["text"]),
             wav=Path(record["wav"]),
-            mel=args.features_dir / "mels" / f"{record['id']}.npy",
+            mel=FeatureLayout(args.features_dir).mel(str(record["id"])),
         )
         for record in held_out
     ]
@@ -327,6 +328,7 @@ def _vocoder_quality(
     from tts_pipeline.benchmark.vocoder import load_mels, vocoder_mel_l1
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
+    from tts_pipeline.features.layout import FeatureLayout
 
     val_path = manifest_path(args.manifest_dir, "val")
     if not val_path.is_file():
@@ -335,7 +337,8 @@ def _vocoder_quality(
     if not ids:
         raise UserError(f"benchmark: {val_path} lists no utterance to measure the vocoders on")
     n_mels = audio.n_mel_channels
-    targets = load_mels(ids, [args.features_dir / "mels" / f"{i}.npy" for i in ids], n_mels, "ground-truth mel")
+    layout = FeatureLayout(args.features_dir)
+    targets = load_mels(ids, [layout.mel(i) for i in ids], n_mels, "ground-truth mel")
     inputs: dict[str, MelSet] = {"ground_truth": targets}
     if args.fastpitch_mels_dir is not None:
         paths = [args.fastpitch_mels_dir / f"{i}.npy" for i in ids]
