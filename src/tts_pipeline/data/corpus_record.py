@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tts_pipeline.data.metadata import METADATA_NAME, WAV_DIR_NAME
 from tts_pipeline.errors import UserError
 
 TRUTH_DIR_NAME = "alignments"  # where a corpus keeps ground-truth word timings
@@ -18,7 +19,7 @@ TRUTH_DIR_NAME = "alignments"  # where a corpus keeps ground-truth word timings
 
 def describe_corpus(root: Path, source: str, name: str) -> dict[str, Any]:
     """The corpus record: location, counts and the metadata checksum (for provenance)."""
-    metadata = root / "metadata.csv"
+    metadata = root / METADATA_NAME
     data = metadata.read_bytes()
     return {
         "name": name,
@@ -27,7 +28,7 @@ def describe_corpus(root: Path, source: str, name: str) -> dict[str, Any]:
         "metadata": str(metadata),
         "metadata_sha256": hashlib.sha256(data).hexdigest(),
         "n_metadata_rows": sum(1 for line in data.splitlines() if line.strip()),
-        "n_wavs": sum(1 for _ in (root / "wavs").glob("*.wav")),
+        "n_wavs": sum(1 for _ in (root / WAV_DIR_NAME).glob("*.wav")),
     }
 
 
