@@ -17,6 +17,7 @@ from tts_pipeline.features.alignment_eval import (
     word_spans_from_symbols,
     word_spans_from_tiers,
 )
+from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.files import save_npy
 from tts_pipeline.text import encode, get_symbols
 
@@ -105,13 +106,14 @@ def make_utterance(tmp_path, utterance_id: str, shift_frames: int = 0):
     predicted = durations.copy()
     predicted[0] += shift_frames
     predicted[-1] -= shift_frames
-    save_npy(tmp_path / "durations" / f"{utterance_id}.npy", predicted.astype(np.int32))
-    save_npy(tmp_path / "symbols" / f"{utterance_id}.npy", np.array(ids, dtype=np.int32))
+    layout = FeatureLayout(tmp_path)
+    save_npy(layout.durations(utterance_id), predicted.astype(np.int32))
+    save_npy(layout.symbols(utterance_id), np.array(ids, dtype=np.int32))
 
 
 def evaluate(tmp_path, ids):
     how = DurationSource("aligner", SYMBOLS, HOP, SR)
-    return evaluate_split("val", ids, tmp_path / "durations", tmp_path / "symbols", tmp_path / "truth", how).summary()
+    return evaluate_split("val", ids, FeatureLayout(tmp_path), tmp_path / "truth", how).summary()
 
 
 def test_perfect_durations_have_zero_error(tmp_path):

@@ -14,15 +14,8 @@ import soundfile as sf
 
 from tts_pipeline.config import DataConfig, SplitConfig, TextConfig
 from tts_pipeline.data.ljspeech_split import DISCARDED_IDS, TEST_IDS, TRANSCRIPT_CONTINUATIONS, VAL_IDS
-from tts_pipeline.data.manifest import (
-    ManifestError,
-    ManifestResult,
-    TextFrontEnd,
-    build_manifest,
-    read_manifest,
-    read_metadata,
-    write_manifest,
-)
+from tts_pipeline.data.manifest import ManifestError, ManifestResult, build_manifest, read_manifest, write_manifest
+from tts_pipeline.data.metadata import TextFrontEnd, read_metadata
 from tts_pipeline.data.splits import SplitError
 
 RATE = 8000  # small clips keep the tests fast; the rate itself does not matter here

@@ -247,7 +247,7 @@ def test_cli_opens_and_closes_the_parent_run(
 def test_a_locked_database_is_retried(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 
-    monkeypatch.setattr(tracking, "_LOCKED_BACKOFF_S", 0.001)
+    monkeypatch.setattr(tracking.client, "LOCKED_BACKOFF_S", 0.001)
     attempts = []
 
     def busy_twice(client: object) -> str:
@@ -260,7 +260,7 @@ def test_a_locked_database_is_retried(results_dir: Path, monkeypatch: pytest.Mon
         attempts.append(client)
         raise ValueError("another error")
 
-    store = tracking._LockedClient(_stage_settings(results_dir).uri)
+    store = tracking.LockedClient(_stage_settings(results_dir).uri)
     assert store.call(busy_twice) == "done" and len(attempts) == 3
     with pytest.raises(ValueError, match="another error"):
         store.call(broken)

@@ -20,6 +20,8 @@ The inference manifest's ``wav`` paths are relative to the manifest's folder (ab
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +31,23 @@ import numpy as np
 
 from tts_pipeline.audio import load_wav
 from tts_pipeline.benchmark.quality import SpeechQuality, average_quality
-from tts_pipeline.config import AudioConfig, DemoCorpusConfig
+from tts_pipeline.config import AudioConfig, DemoCorpusConfig, PitchConfig
 from tts_pipeline.data.espeak import SAMPLE_RATE, SynthRequest, VoiceSettings, synthesize_in_fresh_process
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import read_jsonl
+
+log = logging.getLogger(__name__)
+
+REFERENCE_DESCRIPTIONS = {
+    "espeak": "Reference: eSpeak NG speaking each text at the demo corpus's base voice (the centre of its "
+    "per-utterance ranges), in the corpus's normalised form. MCD-DTW over 24 mel-cepstral coefficients; "
+    "F0 RMSE over DTW-aligned frames voiced in both; voicing error = fraction of aligned frames whose "
+    "voicing differs; duration ratio = synthesised / reference seconds.",
+    "manifest": "Reference: the validation recording of the same utterance (the sentence is named by its id). "
+    "MCD-DTW over 24 mel-cepstral coefficients; F0 RMSE over DTW-aligned frames voiced in both; voicing "
+    "error = fraction of aligned frames whose voicing differs; duration ratio = synthesised / reference seconds.",
+    "none": "No reference was chosen (--reference none): the synthesised sentences are not compared.",
+}
 
 REFERENCE_KINDS = ("espeak", "manifest", "none")
 NOT_A_VALIDATION_ID = "not the id of a validation utterance with a recording"
@@ -185,3 +200,47 @@ def _load(path: Path, audio_cfg: AudioConfig) -> np.ndarray:
     if not path.is_file():
         raise UserError(f"audio not found: {path}")
     return load_wav(path, audio_cfg.sampling_rate, audio_cfg.max_wav_value)
+
+
+def sentence_quality(
+    reference: str,
+    inference_manifest: Path | None,
+    manifest_dir: Path,
+    demo: DemoCorpusConfig | None,
+    clean: Callable[[str], str] | None,
+    audio: AudioConfig,
+    pitch: PitchConfig,
+) -> dict[str, Any]:
+    """The synthesised sentences of ``inference_manifest`` against their references.
+
+    ``reference``: ``espeak`` (eSpeak NG at the ``demo`` corpus's base voice, texts cleaned with
+    ``clean``), ``manifest`` (the validation recordings in ``manifest_dir`` of the same ids) or
+    ``none`` (no rows).
+    """
+    from tts_pipeline.data.manifest import manifest_path, read_manifest
+
+    result: dict[str, Any] = {"reference": reference, "description": REFERENCE_DESCRIPTIONS[reference]}
+    if reference == "none":
+        return {**result, "rows": [], "average": {}, "skipped": []}
+    assert inference_manifest is not None
+    sentences = read_inference_manifest(inference_manifest)
+    if reference == "espeak":
+        assert demo is not None and clean is not None
+        pairs, skipped = espeak_pairs(sentences, audio, demo, clean)
+        result["voice"] = {"name": demo.voice, **dataclasses.asdict(demo_base_voice(demo))}
+    else:
+        pairs, skipped = recording_pairs(sentences, read_manifest(manifest_path(manifest_dir, "val")), audio)
+    scores = score_pairs(SpeechQuality(audio, pitch), pairs)
+    if scores.average:
+        log.info(
+            "benchmark: %d sentences against %s: MCD-DTW %.2f dB, F0 RMSE %.1f Hz, voicing error %.1f%%, "
+            "duration ratio %.3f",
+            scores.average["utterances"], reference, scores.average["mcd_db"], scores.average["f0_rmse_hz"],
+            100 * scores.average["voicing_error"], scores.average["total_duration_ratio"],
+        )  # fmt: skip
+    return {
+        **result,
+        "rows": scores.rows,
+        "average": scores.average,
+        "skipped": [item._asdict() for item in [*skipped, *scores.skipped]],
+    }

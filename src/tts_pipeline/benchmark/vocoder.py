@@ -12,9 +12,10 @@ mel loss is 45 x this, on the loss mel).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -23,6 +24,15 @@ from tts_pipeline.audio import MelSpectrogram
 from tts_pipeline.benchmark.quality import mel_l1
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference.synthesizer import Synthesizer
+
+log = logging.getLogger(__name__)
+
+MEL_L1_TARGET = (
+    "Target: the ground-truth mel of each validation utterance (features stage). Each vocoder's raw output "
+    "(no denoiser, no fade-out) is turned back into a log-mel with the pipeline's one mel function and "
+    "compared frame by frame (mean absolute difference, unscaled; HiFi-GAN logs 45 x this on its loss mel)."
+)
+MEL_INPUTS = {"ground_truth": "ground-truth mel", "fastpitch": "FastPitch mel (teacher-forced)"}
 
 
 class MelSet(NamedTuple):
@@ -72,3 +82,52 @@ def vocoder_mel_l1(synth: Synthesizer, inputs: MelSet, targets: MelSet) -> list[
             produced = mel(torch.from_numpy(utterance.audio))  # (n_mels, T)
             losses.append(mel_l1(produced, target))
     return losses
+
+
+def vocoder_quality(
+    manifest_dir: Path,
+    features_dir: Path,
+    fastpitch_mels_dir: Path | None,
+    n_quality: int,
+    vocoders: dict[str, tuple[Path, Synthesizer]],
+    n_mels: int,
+) -> dict[str, Any]:
+    """Mel L1 rows of each vocoder (name -> model file, synthesizer) on each kind of input mel.
+
+    The first ``n_quality`` validation utterances; inputs are their ground-truth mels and, with
+    ``fastpitch_mels_dir``, their teacher-forced FastPitch mels; the target is the ground truth.
+    """
+    from tts_pipeline.data.manifest import manifest_path, read_manifest
+    from tts_pipeline.features.layout import FeatureLayout
+
+    val_path = manifest_path(manifest_dir, "val")
+    if not val_path.is_file():
+        raise UserError(f"benchmark: validation manifest not found: {val_path}")
+    ids = [str(record["id"]) for record in read_manifest(val_path)[:n_quality]]
+    if not ids:
+        raise UserError(f"benchmark: {val_path} lists no utterance to measure the vocoders on")
+    layout = FeatureLayout(features_dir)
+    targets = load_mels(ids, [layout.mel(i) for i in ids], n_mels, "ground-truth mel")
+    inputs: dict[str, MelSet] = {"ground_truth": targets}
+    if fastpitch_mels_dir is not None:
+        paths = [fastpitch_mels_dir / f"{i}.npy" for i in ids]
+        inputs["fastpitch"] = load_mels(ids, paths, n_mels, "teacher-forced FastPitch mel")
+    rows = []
+    for key, (path, synth) in vocoders.items():
+        name = key.replace("_", "-")
+        for key, mels in inputs.items():
+            losses = vocoder_mel_l1(synth, mels, targets)
+            rows.append({
+                "vocoder": name,
+                "model": str(path),
+                "input": MEL_INPUTS[key],
+                "input_key": key,
+                "utterances": len(losses),
+                "mel_l1": float(np.mean(losses)),
+                "mel_l1_per_utterance": dict(zip(ids, losses, strict=True)),
+            })  # fmt: skip
+            log.info(
+                "benchmark: %s HiFi-GAN on %s: mel L1 %.4f over %d utterances",
+                name, MEL_INPUTS[key], rows[-1]["mel_l1"], len(losses),
+            )  # fmt: skip
+    return {"target": MEL_L1_TARGET, "utterance_ids": ids, "rows": rows}

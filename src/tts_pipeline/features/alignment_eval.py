@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ import numpy as np
 from tts_pipeline.data.textgrid import Interval, read_textgrid
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import SILENCE_LABELS
+from tts_pipeline.features.layout import FeatureLayout
 
 WORDS_TIER = "words"
 _WORD_CLASSES = re.compile(r"a+(?:['-]a+)*")
@@ -311,23 +312,49 @@ def evaluate_utterance(
 
 
 def evaluate_split(
-    split: str, ids: Sequence[str], durations_dir: Path, symbols_dir: Path, truth_dir: Path, how: DurationSource
+    split: str, ids: Sequence[str], layout: FeatureLayout, truth_dir: Path, how: DurationSource
 ) -> SplitReport:
-    """Word-boundary errors of every utterance of a split, from ``<dir>/<id>.npy`` files.
+    """Word-boundary errors of every utterance of a split, from the features folder's files.
 
     Args:
         ids: Utterance ids of the split.
-        durations_dir: ``<id>.npy`` int ``(L,)`` frame durations.
-        symbols_dir: ``<id>.npy`` int ``(L,)`` symbol ids.
+        layout: The features folder: ``durations/<id>.npy`` int ``(L,)`` frame durations and
+            ``symbols/<id>.npy`` int ``(L,)`` symbol ids.
         truth_dir: ``<id>.TextGrid`` ground truth with a ``words`` tier.
     """
     report = SplitReport(split)
     for utterance_id in ids:
-        durations = np.load(durations_dir / f"{utterance_id}.npy")
-        symbol_ids = np.load(symbols_dir / f"{utterance_id}.npy")
+        durations = np.load(layout.durations(utterance_id))
+        symbol_ids = np.load(layout.symbols(utterance_id))
         if durations.shape != symbol_ids.shape:
             raise UserError(
                 f"{utterance_id}: durations {durations.shape} and symbols {symbol_ids.shape} differ in length"
             )
         evaluate_utterance(utterance_id, durations, symbol_ids, truth_dir / f"{utterance_id}.TextGrid", how, report)
     return report
+
+
+def alignment_quality(
+    index: dict[str, Any], ids: Sequence[str], layout: FeatureLayout, truth_dir: Path, split: str = "val"
+) -> dict[str, Any]:
+    """Summary of the word-boundary errors of one split's ``ids`` against ``truth_dir``.
+
+    ``index`` is the durations stage's ``durations.json`` (source, symbol table, frame grid). For
+    durations from symbols, the summary also holds the errors under the other word convention
+    (``space_joins_next_word``; see :func:`word_spans_from_symbols`).
+    """
+    how = DurationSource(
+        source=index["source"],
+        symbols=index["symbols"],
+        hop_length=index["hop_length"],
+        sampling_rate=index["sampling_rate"],
+        textgrid_dir=Path(index["textgrid_dir"]) if index.get("textgrid_dir") else None,
+        textgrid_tier=index.get("textgrid_tier") or "phones",
+    )
+    report = evaluate_split(split, ids, layout, truth_dir, how)
+    summary: dict[str, Any] = {"truth_dir": str(truth_dir), **report.summary()}
+    if how.source != "textgrid":
+        joined = evaluate_split(split, ids, layout, truth_dir, replace(how, space_joins_next_word=True))
+        keys = ("n_words", "boundary_error_ms", "start_error_ms", "end_error_ms")
+        summary["space_joins_next_word"] = {key: value for key, value in joined.summary().items() if key in keys}
+    return summary

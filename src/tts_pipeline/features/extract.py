@@ -1,7 +1,8 @@
 """Mels and pitch for many utterances: a process pool, restartable, one ``.npy`` pair per utterance.
 
 For each utterance ``<id>`` it writes (atomically) ``<out_dir>/mels/<id>.npy`` float32 ``(n_mels, T)``
-and ``<out_dir>/pitch/<id>.npy`` float32 ``(T,)``, ``T = n_samples // hop``.
+and ``<out_dir>/pitch/<id>.npy`` float32 ``(T,)``, ``T = n_samples // hop`` (the folder's
+:class:`~tts_pipeline.features.layout.FeatureLayout`).
 
 Restarting: the per-utterance folders are not workflow outputs, so a killed run keeps what it
 finished, and every file that exists is whole (atomic writes). A rerun reuses an existing pair when
@@ -39,12 +40,9 @@ import numpy as np
 from tts_pipeline import files
 from tts_pipeline.config import AudioConfig, PitchConfig
 from tts_pipeline.errors import UserError
+from tts_pipeline.features.layout import FRAME_KINDS, FeatureLayout
 
 log = logging.getLogger(__name__)
-
-MELS_DIR = "mels"
-PITCH_DIR = "pitch"
-STATE_NAME = ".state.json"
 
 # Modules whose code decides the arrays' values, and libraries whose version does.
 _VALUE_MODULES = ("tts_pipeline.audio", "tts_pipeline.features.pitch", "tts_pipeline.features.extract")
@@ -151,12 +149,6 @@ def check_lengths(
         )
 
 
-def feature_paths(out_dir: str | Path, utterance_id: str) -> tuple[Path, Path]:
-    """``(<out_dir>/mels/<id>.npy, <out_dir>/pitch/<id>.npy)``."""
-    out_dir = Path(out_dir)
-    return out_dir / MELS_DIR / f"{utterance_id}.npy", out_dir / PITCH_DIR / f"{utterance_id}.npy"
-
-
 def _summary(utterance_id: str, pitch: np.ndarray, computed: bool) -> UtteranceSummary:
     voiced = pitch[pitch > 0].astype(np.float64)
     return UtteranceSummary(
@@ -166,7 +158,8 @@ def _summary(utterance_id: str, pitch: np.ndarray, computed: bool) -> UtteranceS
 
 def _reuse(utterance: Utterance, out_dir: Path, audio_cfg: AudioConfig) -> UtteranceSummary | None:
     """The summary of an existing, fresh and well-shaped file pair, or None if it must be computed."""
-    mel_path, pitch_path = feature_paths(out_dir, utterance.id)
+    layout = FeatureLayout(out_dir)
+    mel_path, pitch_path = layout.mel(utterance.id), layout.pitch(utterance.id)
     try:
         wav_mtime = os.stat(utterance.wav).st_mtime_ns
         if min(os.stat(mel_path).st_mtime_ns, os.stat(pitch_path).st_mtime_ns) < wav_mtime:
@@ -236,8 +229,11 @@ def compute_utterance(
         )
     mel, pitch = extractor.extract(audio)
     check_lengths(utterance.id, utterance.n_samples, mel, pitch, cfg)
-    mel_path, pitch_path = feature_paths(out_dir, utterance.id)
-    writer.write((mel_path, mel.astype(np.float32, copy=False)), (pitch_path, pitch.astype(np.float32, copy=False)))
+    layout = FeatureLayout(out_dir)
+    writer.write(
+        (layout.mel(utterance.id), mel.astype(np.float32, copy=False)),
+        (layout.pitch(utterance.id), pitch.astype(np.float32, copy=False)),
+    )
     return _summary(utterance.id, pitch, computed=True)
 
 
@@ -309,12 +305,13 @@ def prepare_out_dir(out_dir: Path, settings: dict[str, Any], keep_ids: set[str])
     file in them is always one made with the recorded settings. Temporary files of a killed run and
     arrays of utterances no longer listed are removed.
     """
-    state_path = out_dir / STATE_NAME
+    layout = FeatureLayout(out_dir)
+    state_path = layout.extraction_state
     try:
         previous = json.loads(state_path.read_text(encoding="utf-8")).get("fingerprint")
     except (OSError, ValueError, AttributeError):
         previous = None
-    folders = [out_dir / MELS_DIR, out_dir / PITCH_DIR]
+    folders = [layout.folder(kind) for kind in FRAME_KINDS]
     wiped = previous != settings["fingerprint"] and any(folder.exists() for folder in folders)
     if previous != settings["fingerprint"]:
         for folder in folders:

@@ -26,16 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.data.corpus_record import TRUTH_DIR_NAME, read_corpus_root
     from tts_pipeline.errors import UserError
-    from tts_pipeline.features.alignment_eval import format_summary
+    from tts_pipeline.features.alignment_eval import alignment_quality, format_summary
+    from tts_pipeline.features.layout import FeatureLayout
+    from tts_pipeline.features.symbol_files import read_utterances
     from tts_pipeline.files import write_json
-    from tts_pipeline.stages.durations import (
-        TRUTH_DIR_NAME,
-        FeatureDirs,
-        alignment_quality,
-        read_corpus_root,
-        read_utterances,
-    )
 
     try:
         index = json.loads(args.index.read_text(encoding="utf-8"))
@@ -45,8 +41,8 @@ def run(args: argparse.Namespace) -> None:
     truth_dir = args.truth_dir or corpus_root / TRUTH_DIR_NAME
     if not truth_dir.is_dir():
         raise UserError(f"no ground-truth word timings: {truth_dir} is not a folder (give --truth-dir)")
-    utterances = read_utterances(args.manifest_dir)
-    summary = alignment_quality(index, utterances, FeatureDirs(args.features_dir), truth_dir, split=args.split)
+    ids = [utterance.id for utterance in read_utterances(args.manifest_dir) if utterance.split == args.split]
+    summary = alignment_quality(index, ids, FeatureLayout(args.features_dir), truth_dir, split=args.split)
     print(f"durations: {index['source']} ({index.get('symbols_kind')})")
     print(format_summary(summary))
     if args.output is not None:

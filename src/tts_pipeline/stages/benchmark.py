@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
-import platform
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
     import torch
 
     from tts_pipeline.benchmark.inference import PrecisionChoice
-    from tts_pipeline.benchmark.vocoder import MelSet
     from tts_pipeline.config import AudioConfig, BenchmarkConfig, PitchConfig
     from tts_pipeline.inference import SynthesisOptions, Synthesizer
 
@@ -55,24 +53,6 @@ VOICE_KEY = "corpus.demo"
 """The demo corpus's voice settings: required in ``--section`` with ``--reference espeak``."""
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-REFERENCE_DESCRIPTIONS = {
-    "espeak": "Reference: eSpeak NG speaking each text at the demo corpus's base voice (the centre of its "
-    "per-utterance ranges), in the corpus's normalised form. MCD-DTW over 24 mel-cepstral coefficients; "
-    "F0 RMSE over DTW-aligned frames voiced in both; voicing error = fraction of aligned frames whose "
-    "voicing differs; duration ratio = synthesised / reference seconds.",
-    "manifest": "Reference: the validation recording of the same utterance (the sentence is named by its id). "
-    "MCD-DTW over 24 mel-cepstral coefficients; F0 RMSE over DTW-aligned frames voiced in both; voicing "
-    "error = fraction of aligned frames whose voicing differs; duration ratio = synthesised / reference seconds.",
-    "none": "No reference was chosen (--reference none): the synthesised sentences are not compared.",
-}
-MEL_L1_TARGET = (
-    "Target: the ground-truth mel of each validation utterance (features stage). Each vocoder's raw output "
-    "(no denoiser, no fade-out) is turned back into a log-mel with the pipeline's one mel function and "
-    "compared frame by frame (mean absolute difference, unscaled; HiFi-GAN logs 45 x this on its loss mel)."
-)
-MEL_INPUTS = {"ground_truth": "ground-truth mel", "fastpitch": "FastPitch mel (teacher-forced)"}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
     parser.add_argument("--fastpitch", type=Path, required=True, help="FastPitch model.pt")
@@ -111,11 +91,21 @@ def run(args: argparse.Namespace) -> None:
     import torch
 
     from tts_pipeline.benchmark.document import headline_metrics, render_markdown
+    from tts_pipeline.benchmark.environment import environment
     from tts_pipeline.benchmark.inference import plan_precisions, speed_rows, tf32_flags
     from tts_pipeline.benchmark.nvidia import PUBLISHED
+    from tts_pipeline.benchmark.reference import sentence_quality
     from tts_pipeline.benchmark.report import LATENCY_NOTES, json_ready
     from tts_pipeline.benchmark.training import THROUGHPUT_UNITS, parse_metrics_argument, training_throughput
-    from tts_pipeline.config import AudioConfig, BenchmarkConfig, InferenceConfig, PitchConfig, parse_section
+    from tts_pipeline.benchmark.vocoder import vocoder_quality
+    from tts_pipeline.config import (
+        AudioConfig,
+        BenchmarkConfig,
+        DemoCorpusConfig,
+        InferenceConfig,
+        PitchConfig,
+        parse_section,
+    )
     from tts_pipeline.devices import single_device
     from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json, write_text
@@ -165,10 +155,17 @@ def run(args: argparse.Namespace) -> None:
         training_rows = training_throughput(metrics_files)
         quality_options = SynthesisOptions(batch_size=inference_cfg.batch_size, fade_out_frames=0)
         vocoders = _copy_synthesizers(args, main, quality_options, audio, device)
+        demo = parse_section(DemoCorpusConfig, payload[VOICE_KEY], VOICE_KEY) if args.reference == "espeak" else None
         quality = {
-            "vocoder_mel_l1": _vocoder_quality(args, cfg, vocoders, audio),
-            "synthesized": _sentence_quality(args, payload, main, audio, pitch),
-        }
+            "vocoder_mel_l1": vocoder_quality(
+                args.manifest_dir, args.features_dir, args.fastpitch_mels_dir, cfg.n_quality, vocoders,
+                audio.n_mel_channels,
+            ),
+            "synthesized": sentence_quality(
+                args.reference, args.inference_manifest, args.manifest_dir, demo,
+                main.text_encoder.clean if main.text_encoder is not None else None, audio, pitch,
+            ),
+        }  # fmt: skip
         if cfg.intelligibility_clips > 0:
             tts = Synthesizer(
                 main.vocoder, audio, SynthesisOptions.from_config(inference_cfg), fastpitch=main.fastpitch,
@@ -184,7 +181,7 @@ def run(args: argparse.Namespace) -> None:
             synthesizer_for, plan, tokens, cfg.batch_sizes, warmup=cfg.warmup, repeats=cfg.repeats, on_row=_log_row
         )
         report: dict[str, Any] = {
-            "environment": _environment(device, tf32_flags()),
+            "environment": environment(device, tf32_flags()),
             "settings": {
                 "benchmark": cfg.model_dump(mode="json"),
                 "phrase": {**_phrase_info(phrase), "tokens": len(tokens)},
@@ -218,32 +215,6 @@ def run(args: argparse.Namespace) -> None:
         run_log.log_metrics(headline_metrics(report))
         run_log.log_artifact(json_path)
         run_log.log_artifact(md_path)
-
-
-def _environment(device: torch.device, tf32: dict[str, bool]) -> dict[str, Any]:
-    import torch
-
-    return {
-        "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "threads": torch.get_num_threads(),
-        "tf32": tf32,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
-
-def _cpu_name() -> str:
-    """The CPU model (Linux ``/proc/cpuinfo``), else what :mod:`platform` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "CPU"
 
 
 def _phrase_info(phrase: Any) -> dict[str, Any]:
@@ -291,6 +262,7 @@ def _listening(
     from tts_pipeline.benchmark.listening import Utterance, listening_test
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
+    from tts_pipeline.features.layout import FeatureLayout
 
     splits = {}
     for split in ("train", "val", "test"):
@@ -304,7 +276,7 @@ def _listening(
             id=str(record["id"]),
             text=str(record["text"]),
             wav=Path(record["wav"]),
-            mel=args.features_dir / "mels" / f"{record['id']}.npy",
+            mel=FeatureLayout(args.features_dir).mel(str(record["id"])),
         )
         for record in held_out
     ]
@@ -315,89 +287,3 @@ def _listening(
     return listening_test(utterances, closed_set, audio, tts, vocoders, args.out_dir, cfg.n_figures, cfg.threads)
 
 
-def _vocoder_quality(
-    args: argparse.Namespace,
-    cfg: BenchmarkConfig,
-    vocoders: dict[str, tuple[Path, Synthesizer]],
-    audio: AudioConfig,
-) -> dict[str, Any]:
-    """Mel L1 rows of each vocoder on each kind of input mel (:mod:`tts_pipeline.benchmark.vocoder`)."""
-    import numpy as np
-
-    from tts_pipeline.benchmark.vocoder import load_mels, vocoder_mel_l1
-    from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.errors import UserError
-
-    val_path = manifest_path(args.manifest_dir, "val")
-    if not val_path.is_file():
-        raise UserError(f"benchmark: validation manifest not found: {val_path}")
-    ids = [str(record["id"]) for record in read_manifest(val_path)[: cfg.n_quality]]
-    if not ids:
-        raise UserError(f"benchmark: {val_path} lists no utterance to measure the vocoders on")
-    n_mels = audio.n_mel_channels
-    targets = load_mels(ids, [args.features_dir / "mels" / f"{i}.npy" for i in ids], n_mels, "ground-truth mel")
-    inputs: dict[str, MelSet] = {"ground_truth": targets}
-    if args.fastpitch_mels_dir is not None:
-        paths = [args.fastpitch_mels_dir / f"{i}.npy" for i in ids]
-        inputs["fastpitch"] = load_mels(ids, paths, n_mels, "teacher-forced FastPitch mel")
-    rows = []
-    for key, (path, synth) in vocoders.items():
-        name = key.replace("_", "-")
-        for key, mels in inputs.items():
-            losses = vocoder_mel_l1(synth, mels, targets)
-            rows.append({
-                "vocoder": name,
-                "model": str(path),
-                "input": MEL_INPUTS[key],
-                "input_key": key,
-                "utterances": len(losses),
-                "mel_l1": float(np.mean(losses)),
-                "mel_l1_per_utterance": dict(zip(ids, losses, strict=True)),
-            })  # fmt: skip
-            log.info(
-                "benchmark: %s HiFi-GAN on %s: mel L1 %.4f over %d utterances",
-                name, MEL_INPUTS[key], rows[-1]["mel_l1"], len(losses),
-            )  # fmt: skip
-    return {"target": MEL_L1_TARGET, "utterance_ids": ids, "rows": rows}
-
-
-def _sentence_quality(
-    args: argparse.Namespace, payload: dict[str, Any], main: Synthesizer, audio: AudioConfig, pitch: PitchConfig
-) -> dict[str, Any]:
-    """The synthesised sentences against their references (:mod:`tts_pipeline.benchmark.reference`)."""
-    from tts_pipeline.benchmark.quality import SpeechQuality
-    from tts_pipeline.benchmark.reference import (
-        demo_base_voice,
-        espeak_pairs,
-        read_inference_manifest,
-        recording_pairs,
-        score_pairs,
-    )
-    from tts_pipeline.config import DemoCorpusConfig, parse_section
-    from tts_pipeline.data.manifest import manifest_path, read_manifest
-
-    result: dict[str, Any] = {"reference": args.reference, "description": REFERENCE_DESCRIPTIONS[args.reference]}
-    if args.reference == "none":
-        return {**result, "rows": [], "average": {}, "skipped": []}
-    sentences = read_inference_manifest(args.inference_manifest)
-    if args.reference == "espeak":
-        demo: DemoCorpusConfig = parse_section(DemoCorpusConfig, payload[VOICE_KEY], VOICE_KEY)
-        assert main.text_encoder is not None  # loaded with a FastPitch model
-        pairs, skipped = espeak_pairs(sentences, audio, demo, main.text_encoder.clean)
-        result["voice"] = {"name": demo.voice, **dataclasses.asdict(demo_base_voice(demo))}
-    else:
-        pairs, skipped = recording_pairs(sentences, read_manifest(manifest_path(args.manifest_dir, "val")), audio)
-    scores = score_pairs(SpeechQuality(audio, pitch), pairs)
-    if scores.average:
-        log.info(
-            "benchmark: %d sentences against %s: MCD-DTW %.2f dB, F0 RMSE %.1f Hz, voicing error %.1f%%, "
-            "duration ratio %.3f",
-            scores.average["utterances"], args.reference, scores.average["mcd_db"], scores.average["f0_rmse_hz"],
-            100 * scores.average["voicing_error"], scores.average["total_duration_ratio"],
-        )  # fmt: skip
-    return {
-        **result,
-        "rows": scores.rows,
-        "average": scores.average,
-        "skipped": [item._asdict() for item in [*skipped, *scores.skipped]],
-    }

@@ -8,10 +8,8 @@ all ``corpus.json`` itself: where the corpus is and what it holds, which the man
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 from pathlib import Path
-from typing import Any
 
 from tts_pipeline.stages.common import add_section_argument, load_section, tracked
 
@@ -28,23 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def describe(root: Path, source: str, name: str) -> dict[str, Any]:
-    """The corpus record: location, counts and the metadata checksum (for provenance)."""
-    metadata = root / "metadata.csv"
-    data = metadata.read_bytes()
-    return {
-        "name": name,
-        "source": source,
-        "root": str(root),
-        "metadata": str(metadata),
-        "metadata_sha256": hashlib.sha256(data).hexdigest(),
-        "n_metadata_rows": sum(1 for line in data.splitlines() if line.strip()),
-        "n_wavs": sum(1 for _ in (root / "wavs").glob("*.wav")),
-    }
-
-
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import CorpusConfig, parse_section
+    from tts_pipeline.data.corpus_record import describe_corpus
     from tts_pipeline.data.ljspeech import check_ljspeech_layout
     from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json
@@ -77,7 +61,7 @@ def run(args: argparse.Namespace) -> None:
             check_ljspeech_layout(root)
         except UserError as error:
             raise UserError(f"corpus ({cfg.source}, config key corpus.path or corpus.name): {error}") from None
-        record = describe(root, cfg.source, cfg.name)
+        record = describe_corpus(root, cfg.source, cfg.name)
         metrics.update(n_wavs=record["n_wavs"], n_metadata_rows=record["n_metadata_rows"])
         run_log.log_metrics(metrics)
         write_json(args.record, record)

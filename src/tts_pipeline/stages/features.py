@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> None:
         output.unlink(missing_ok=True)
 
     from tts_pipeline.features.figures import mel_pitch_figures
+    from tts_pipeline.features.layout import FeatureLayout
 
     first = next(iter(records_by_split[STATS_SPLIT]))
     with tracked("features", payload, dataset=_dataset_name(first)) as run_log:
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> None:
         )
         run_log.log_artifact(args.pitch_stats)
         val_records = records_by_split.get("val", [])[:N_FIGURES]
-        figures = mel_pitch_figures(val_records, args.out_dir, audio_cfg, args.out_dir / "plots")
+        figures = mel_pitch_figures(val_records, FeatureLayout(args.out_dir), audio_cfg)
         for figure in figures:
             run_log.log_artifact(figure, "plots")
         log.info(

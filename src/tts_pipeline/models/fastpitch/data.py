@@ -35,11 +35,12 @@ from torch.utils.data import Dataset
 
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import symbol_mean
+from tts_pipeline.features.layout import MELS, SYMBOL_KINDS, FeatureLayout
 
 if TYPE_CHECKING:
     from tts_pipeline.models.fastpitch import FastPitchInputs
 
-FEATURE_KINDS = ("mels", "symbols", "durations", "symbol_pitch")
+FEATURE_KINDS = (MELS, *SYMBOL_KINDS)
 MAX_PROBLEMS_SHOWN = 20
 
 
@@ -197,7 +198,7 @@ class _Entry:
 
 def feature_path(features_dir: Path, kind: str, utterance_id: str) -> Path:
     """``<features_dir>/<kind>/<id>.npy`` for a kind of :data:`FEATURE_KINDS`."""
-    return features_dir / kind / f"{utterance_id}.npy"
+    return FeatureLayout(features_dir).path(kind, utterance_id)
 
 
 class FastPitchDataset(Dataset[FastPitchItem]):

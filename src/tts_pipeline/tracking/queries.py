@@ -1,0 +1,53 @@
+"""Reading runs back: one run, the child runs of a parent, a metric's history."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tts_pipeline.tracking.client import LockedClient, find_experiment_id
+from tts_pipeline.tracking.settings import TrackingSettings
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+
+
+def _run_summary(run: Any) -> dict[str, Any]:
+    return {
+        "run_id": run.info.run_id,
+        "name": run.info.run_name,
+        "status": run.info.status,
+        "artifact_uri": run.info.artifact_uri,
+        "tags": dict(run.data.tags),
+        "params": dict(run.data.params),
+        "metrics": dict(run.data.metrics),
+    }
+
+
+def get_run(settings: TrackingSettings, run_id: str) -> dict[str, Any]:
+    """One run as a plain dict: run_id, name, status, artifact_uri, tags, params, metrics (latest)."""
+    return LockedClient(settings.uri).call(lambda client: _run_summary(client.get_run(run_id)))
+
+
+def find_child_runs(settings: TrackingSettings, parent_run_id: str) -> list[dict[str, Any]]:
+    """The child runs of a parent run (oldest first), each as :func:`get_run` describes it."""
+    if not settings.enabled:
+        return []
+
+    def search(client: MlflowClient) -> list[dict[str, Any]]:
+        experiment_id = find_experiment_id(client, settings, create=False)
+        if experiment_id is None:
+            return []
+        runs = client.search_runs(
+            [experiment_id],
+            filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
+            order_by=["attributes.start_time ASC"],
+        )
+        return [_run_summary(run) for run in runs]
+
+    return LockedClient(settings.uri).call(search)
+
+
+def metric_history(settings: TrackingSettings, run_id: str, key: str) -> list[tuple[int, float]]:
+    """Every ``(step, value)`` logged for one metric of a run, in step order."""
+    history = LockedClient(settings.uri).call(lambda client: client.get_metric_history(run_id, key))
+    return sorted((metric.step, metric.value) for metric in history)
