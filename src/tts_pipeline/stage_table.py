@@ -114,7 +114,7 @@ COMMANDS: dict[str, str] = {
     "check-config": _TOOLS + "check_config",
     "schema": _TOOLS + "schema",
     "where": _TOOLS + "where",
-    "alignment-error": _STAGES + "alignment_error",
+    "alignment-error": _TOOLS + "alignment_error",
     "bench-features": _TOOLS + "bench_features",
     "bench-hifigan": _TOOLS + "bench_hifigan",
     "bench-inference": _TOOLS + "bench_inference",

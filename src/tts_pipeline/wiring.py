@@ -19,6 +19,7 @@ from typing import Any
 
 from tts_pipeline import stage_table
 from tts_pipeline.config import PipelineConfig, parse_config
+from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.stages.common import LOG_EVERY_ENV
 
 PACKAGE = "tts_pipeline"
@@ -176,21 +177,17 @@ class Paths:
         return str(self.experiment / "features")
 
     @property
-    def mels_dir(self) -> str:
-        return str(self.experiment / "features" / "mels")
-
-    @property
-    def pitch_dir(self) -> str:
-        return str(self.experiment / "features" / "pitch")
+    def features(self) -> FeatureLayout:
+        return FeatureLayout(Path(self.features_dir))
 
     @property
     def pitch_stats(self) -> str:
-        return str(self.experiment / "features" / "pitch_stats.json")
+        return str(self.features.pitch_stats)
 
     @property
     def features_index(self) -> str:
         """One line per utterance: id, split, n_frames (written last by ``features``)."""
-        return str(self.experiment / "features" / "features.jsonl")
+        return str(self.features.features_index)
 
     @property
     def aligner_model(self) -> str:
@@ -201,13 +198,9 @@ class Paths:
         return str(self.experiment / "aligner" / "metrics.json")
 
     @property
-    def durations_dir(self) -> str:
-        return str(self.experiment / "features" / "durations")
-
-    @property
     def durations_index(self) -> str:
         """Symbol table, per-utterance summary and alignment quality (written last by ``durations``)."""
-        return str(self.experiment / "features" / "durations.json")
+        return str(self.features.durations_index)
 
     @property
     def hifigan_model(self) -> str:

@@ -36,7 +36,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
 
 if TYPE_CHECKING:
     import torch
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STAGE = "benchmark"
-SECTION_KEYS = ("benchmark", "inference", "audio", "pitch")
 VOICE_KEY = "corpus.demo"
 """The demo corpus's voice settings: required in ``--section`` with ``--reference espeak``."""
 REPORT_JSON = "report.json"
@@ -58,8 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fastpitch", type=Path, required=True, help="FastPitch model.pt")
     parser.add_argument("--hifigan", type=Path, required=True, help="the fine-tuned HiFi-GAN model.pt (timed)")
     parser.add_argument("--hifigan-base", type=Path, default=None, help="the base HiFi-GAN model.pt (mel L1 only)")
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.val.jsonl")
-    parser.add_argument("--features-dir", type=Path, required=True, help="features folder with mels/<id>.npy")
+    add_path_arguments(parser, "--manifest-dir", "--features-dir")
     parser.add_argument(
         "--fastpitch-mels-dir", type=Path, default=None, help="teacher-forced FastPitch mels <id>.npy (optional)"
     )
@@ -111,7 +109,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.files import write_json, write_text
     from tts_pipeline.inference import SynthesisOptions, Synthesizer, read_phrases
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "benchmark")
     cfg: BenchmarkConfig = parse_section(BenchmarkConfig, payload["benchmark"], "benchmark")
     inference_cfg: InferenceConfig = parse_section(InferenceConfig, payload["inference"], "inference")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")

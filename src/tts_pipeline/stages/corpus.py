@@ -11,7 +11,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_section_argument, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json
 
-    payload = load_section(args, "corpus", "text.cleaners")
+    payload = load_stage_section(args, "corpus")
     cfg: CorpusConfig = parse_section(CorpusConfig, payload["corpus"], "corpus")
     out_dir = args.record.parent
 

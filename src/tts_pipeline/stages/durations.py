@@ -26,20 +26,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
 
 if TYPE_CHECKING:
     from tts_pipeline.features.symbol_files import SplitCounts
 
 log = logging.getLogger(__name__)
-
-SECTION_KEYS = ("durations", "audio", "text.symbol_set")
 N_FIGURES = 3  # validation utterances drawn (durations, attention) for MLflow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.{train,val,test}.jsonl")
+    add_path_arguments(parser, "--manifest-dir")
     parser.add_argument(
         "--features-dir", type=Path, required=True, help="features folder: reads mels/, pitch/; writes durations/ ..."
     )
@@ -65,7 +63,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.features.symbol_files import SplitCounts, read_utterances
     from tts_pipeline.files import write_json
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "durations")
     cfg: DurationsConfig = parse_section(DurationsConfig, payload["durations"], "durations")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     symbol_set = str(payload["text.symbol_set"])

@@ -22,12 +22,11 @@ import logging
 import time
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
 STAGE = "extract_fastpitch_mels"
-SECTION_KEYS = ("fastpitch.extract_batch_size", "fastpitch.gpus")
 SPLITS = ("train", "val", "test")
 
 
@@ -37,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--features-dir", type=Path, required=True, help="features folder: mels/, durations/, symbols/, symbol_pitch/"
     )
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.{train,val,test}.jsonl")
+    add_path_arguments(parser, "--manifest-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="where <id>.npy go (R/fastpitch_mels)")
     parser.add_argument("--index", type=Path, required=True, help="index.json to write last")
     parser.add_argument(
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.training.distributed import distributed_session
     from tts_pipeline.training.fastpitch import load_fastpitch
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "extract_fastpitch_mels")
     batch_size = int(payload["fastpitch.extract_batch_size"])
     if batch_size < 1:
         raise UserError(f"fastpitch.extract_batch_size: expected >= 1, got {batch_size}")

@@ -14,7 +14,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ N_FIGURES = 3  # validation utterances drawn (mel with f0) for MLflow
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder with manifest.{train,val,test}.jsonl")
+    add_path_arguments(parser, "--manifest-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="the features folder (mels/ and pitch/ go here)")
     parser.add_argument("--pitch-stats", type=Path, required=True, help="pitch_stats.json to write")
     parser.add_argument("--index", type=Path, required=True, help="features.jsonl to write (last)")
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.features.extract import Utterance, extract_all
     from tts_pipeline.features.pitch import PitchMoments
 
-    payload = load_section(args, "audio", "pitch")
+    payload = load_stage_section(args, "features")
     audio_cfg: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     pitch_cfg: PitchConfig = parse_section(PitchConfig, payload["pitch"], "pitch")
 

@@ -13,7 +13,7 @@ import json
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_section_argument, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import DataConfig, TextConfig, parse_section
     from tts_pipeline.data.manifest import build_manifest, write_manifest
 
-    payload = load_section(args, "data", "text", "audio.sampling_rate")
+    payload = load_stage_section(args, "manifest")
     data_cfg: DataConfig = parse_section(DataConfig, payload["data"], "data")
     text_cfg: TextConfig = parse_section(TextConfig, payload["text"], "text")
     record = json.loads(args.corpus.read_text(encoding="utf-8"))

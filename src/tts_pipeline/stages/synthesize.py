@@ -24,7 +24,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tts_pipeline.stages.common import add_section_argument, load_section, tracked
+from tts_pipeline.stages.common import add_section_argument, load_stage_section, tracked
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STAGE = "synthesize"
-SECTION_KEYS = ("inference", "audio")
 MANIFEST_NAME = "manifest.jsonl"
 
 
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import InferenceConfig, SynthesisOptions, Synthesizer
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "synthesize")
     cfg: InferenceConfig = parse_section(InferenceConfig, payload["inference"], "inference")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     if args.phrases is not None and args.fastpitch is None:

@@ -13,21 +13,22 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.stages.common import add_section_argument, load_section, log_every_n_steps, tracked
+from tts_pipeline.stages.common import (
+    add_path_arguments,
+    add_section_argument,
+    load_stage_section,
+    log_every_n_steps,
+    tracked,
+)
 
 log = logging.getLogger(__name__)
 
 STAGE = "train_aligner"
-SECTION_KEYS = ("aligner", "audio.n_mel_channels", "text.symbol_set")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.{train,val}.jsonl")
-    parser.add_argument("--features-dir", type=Path, required=True, help="features folder (mels/<id>.npy)")
-    parser.add_argument("--work-dir", type=Path, required=True, help="resumable checkpoints (R/work/train_aligner)")
-    parser.add_argument("--model", type=Path, required=True, help="model.pt to write")
-    parser.add_argument("--metrics", type=Path, required=True, help="metrics.json to write")
+    add_path_arguments(parser, "--manifest-dir", "--features-dir", "--work-dir", "--model", "--metrics")
     parser.add_argument(
         "--gpus", type=int, default=None, help="GPUs to use (default: aligner.gpus); 0 = CPU, >0 = one CUDA device"
     )
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.training.aligner import choose_device, resume_hash, train_aligner
     from tts_pipeline.training.checkpoint import CheckpointManager, save_model_file
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "train_aligner")
     cfg: AlignerConfig = parse_section(AlignerConfig, payload["aligner"], "aligner")
     n_mels = int(payload["audio.n_mel_channels"])
     symbol_set = str(payload["text.symbol_set"])

@@ -19,12 +19,17 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_section, log_every_n_steps, tracked
+from tts_pipeline.stages.common import (
+    add_path_arguments,
+    add_section_argument,
+    load_stage_section,
+    log_every_n_steps,
+    tracked,
+)
 
 log = logging.getLogger(__name__)
 
 STAGE = "train_fastpitch"
-SECTION_KEYS = ("fastpitch", "audio", "text.cleaners")
 PITCH_STATS_NAME = "pitch_stats.json"
 DURATIONS_INDEX_NAME = "durations.json"
 
@@ -37,15 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help=f"features folder: mels/, durations/, symbols/, symbol_pitch/, {PITCH_STATS_NAME}, {DURATIONS_INDEX_NAME}",
     )
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.{train,val}.jsonl")
+    add_path_arguments(parser, "--manifest-dir", "--model", "--metrics")
     parser.add_argument(
         "--work-dir",
         type=Path,
         required=True,
         help="resumable checkpoints, outside the outputs (R/work/train_fastpitch)",
     )
-    parser.add_argument("--model", type=Path, required=True, help="the FastPitch model file to write (model.pt)")
-    parser.add_argument("--metrics", type=Path, required=True, help="the metrics.json to write")
     parser.add_argument(
         "--gpus",
         type=int,
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.training.distributed import distributed_session
     from tts_pipeline.training.engine import find_resume_checkpoint
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "train_fastpitch")
     cfg: FastPitchConfig = parse_section(FastPitchConfig, payload["fastpitch"], "fastpitch")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     text = TextSettings.from_durations_index(args.features_dir / DURATIONS_INDEX_NAME, payload["text.cleaners"])

@@ -24,21 +24,23 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.stages.common import add_section_argument, load_section, log_every_n_steps, tracked
+from tts_pipeline.stages.common import (
+    add_path_arguments,
+    add_section_argument,
+    load_stage_section,
+    log_every_n_steps,
+    tracked,
+)
 
 log = logging.getLogger(__name__)
 
 STAGE = "train_hifigan"
 FINE_TUNE_STAGE = "finetune_hifigan"  # the same command with --init-from, tracked under its rule's name
-SECTION_KEYS = ("hifigan", "audio")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_section_argument(parser)
-    parser.add_argument("--manifest-dir", type=Path, required=True, help="folder of manifest.{train,val}.jsonl")
-    parser.add_argument("--work-dir", type=Path, required=True, help="resumable checkpoints (R/work/train_hifigan)")
-    parser.add_argument("--model", type=Path, required=True, help="model.pt to write")
-    parser.add_argument("--metrics", type=Path, required=True, help="metrics.json to write")
+    add_path_arguments(parser, "--manifest-dir", "--work-dir", "--model", "--metrics")
     parser.add_argument(
         "--gpus",
         type=int,
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.training.distributed import distributed_session
     from tts_pipeline.training.engine import find_resume_checkpoint
 
-    payload = load_section(args, *SECTION_KEYS)
+    payload = load_stage_section(args, "train_hifigan")
     cfg: HiFiGANConfig = parse_section(HiFiGANConfig, payload["hifigan"], "hifigan")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     _check_agreement(cfg, audio)
