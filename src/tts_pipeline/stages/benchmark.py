@@ -36,7 +36,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 if TYPE_CHECKING:
     import torch
@@ -53,11 +53,10 @@ VOICE_KEY = "corpus.demo"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
+    add_stage_arguments(parser, "--manifest-dir", "--features-dir")
     parser.add_argument("--fastpitch", type=Path, required=True, help="FastPitch model.pt")
     parser.add_argument("--hifigan", type=Path, required=True, help="the fine-tuned HiFi-GAN model.pt (timed)")
     parser.add_argument("--hifigan-base", type=Path, default=None, help="the base HiFi-GAN model.pt (mel L1 only)")
-    add_path_arguments(parser, "--manifest-dir", "--features-dir")
     parser.add_argument(
         "--fastpitch-mels-dir", type=Path, default=None, help="teacher-forced FastPitch mels <id>.npy (optional)"
     )

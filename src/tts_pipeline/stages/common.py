@@ -31,8 +31,9 @@ PATH_ARGUMENTS: dict[str, str] = {
 }
 
 
-def add_path_arguments(parser: argparse.ArgumentParser, *flags: str) -> None:
-    """Add the named shared path arguments (keys of :data:`PATH_ARGUMENTS`), all required."""
+def add_stage_arguments(parser: argparse.ArgumentParser, *flags: str) -> None:
+    """Add ``--section`` and the named shared path arguments (keys of :data:`PATH_ARGUMENTS`), all required."""
+    add_section_argument(parser)
     for flag in flags:
         parser.add_argument(flag, type=Path, required=True, help=PATH_ARGUMENTS[flag])
 

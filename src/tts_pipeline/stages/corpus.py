@@ -11,13 +11,13 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
+    add_stage_arguments(parser)
     parser.add_argument(
         "--record", type=Path, required=True, help="corpus.json to write last; the corpus goes in its folder"
     )

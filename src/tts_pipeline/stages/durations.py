@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 if TYPE_CHECKING:
     from tts_pipeline.features.symbol_files import SplitCounts
@@ -36,8 +36,7 @@ N_FIGURES = 3  # validation utterances drawn (durations, attention) for MLflow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
-    add_path_arguments(parser, "--manifest-dir")
+    add_stage_arguments(parser, "--manifest-dir")
     parser.add_argument(
         "--features-dir", type=Path, required=True, help="features folder: reads mels/, pitch/; writes durations/ ..."
     )

@@ -22,7 +22,7 @@ import logging
 import time
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +31,11 @@ SPLITS = ("train", "val", "test")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
+    add_stage_arguments(parser, "--manifest-dir")
     parser.add_argument("--model", type=Path, required=True, help="the FastPitch model.pt")
     parser.add_argument(
         "--features-dir", type=Path, required=True, help="features folder: mels/, durations/, symbols/, symbol_pitch/"
     )
-    add_path_arguments(parser, "--manifest-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="where <id>.npy go (R/fastpitch_mels)")
     parser.add_argument("--index", type=Path, required=True, help="index.json to write last")
     parser.add_argument(

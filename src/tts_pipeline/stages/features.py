@@ -14,7 +14,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_path_arguments, add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +24,7 @@ N_FIGURES = 3  # validation utterances drawn (mel with f0) for MLflow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
-    add_path_arguments(parser, "--manifest-dir")
+    add_stage_arguments(parser, "--manifest-dir")
     parser.add_argument("--out-dir", type=Path, required=True, help="the features folder (mels/ and pitch/ go here)")
     parser.add_argument("--pitch-stats", type=Path, required=True, help="pitch_stats.json to write")
     parser.add_argument("--index", type=Path, required=True, help="features.jsonl to write (last)")

@@ -13,13 +13,13 @@ import json
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
+    add_stage_arguments(parser)
     parser.add_argument("--corpus", type=Path, required=True, help="corpus.json written by the corpus stage")
     parser.add_argument(
         "--validation", type=Path, required=True, help="validation.json to write; the manifests go beside it"

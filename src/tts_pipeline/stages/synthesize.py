@@ -24,7 +24,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tts_pipeline.stages.common import add_section_argument, load_stage_section, tracked
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ MANIFEST_NAME = "manifest.jsonl"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
+    add_stage_arguments(parser)
     parser.add_argument("--fastpitch", type=Path, default=None, help="FastPitch model.pt (required with --phrases)")
     parser.add_argument("--hifigan", type=Path, required=True, help="HiFi-GAN model.pt (fine-tuned or base)")
     source = parser.add_mutually_exclusive_group(required=True)

@@ -19,13 +19,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import (
-    add_path_arguments,
-    add_section_argument,
-    load_stage_section,
-    log_every_n_steps,
-    tracked,
-)
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, log_every_n_steps, tracked
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +29,13 @@ DURATIONS_INDEX_NAME = "durations.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
+    add_stage_arguments(parser, "--manifest-dir", "--model", "--metrics")
     parser.add_argument(
         "--features-dir",
         type=Path,
         required=True,
         help=f"features folder: mels/, durations/, symbols/, symbol_pitch/, {PITCH_STATS_NAME}, {DURATIONS_INDEX_NAME}",
     )
-    add_path_arguments(parser, "--manifest-dir", "--model", "--metrics")
     parser.add_argument(
         "--work-dir",
         type=Path,

@@ -24,13 +24,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.stages.common import (
-    add_path_arguments,
-    add_section_argument,
-    load_stage_section,
-    log_every_n_steps,
-    tracked,
-)
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, log_every_n_steps, tracked
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +33,7 @@ FINE_TUNE_STAGE = "finetune_hifigan"  # the same command with --init-from, track
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_section_argument(parser)
-    add_path_arguments(parser, "--manifest-dir", "--work-dir", "--model", "--metrics")
+    add_stage_arguments(parser, "--manifest-dir", "--work-dir", "--model", "--metrics")
     parser.add_argument(
         "--gpus",
         type=int,
