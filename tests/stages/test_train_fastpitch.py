@@ -23,6 +23,7 @@ from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import symbol_pitch
 from tts_pipeline.files import save_npy, write_json, write_jsonl
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
+from tts_pipeline.models.fastpitch.model_file import load_fastpitch
 from tts_pipeline.stages import train_fastpitch as stage
 from tts_pipeline.training import distributed
 from tts_pipeline.training import fastpitch as trainer
@@ -176,7 +177,7 @@ def test_two_steps_write_a_model_that_rebuilds_alone_then_resume_continues(corpu
     assert metrics["frames_per_s"] > 0 and metrics["n_params"] > 1000
     assert metrics["learning_rate"] == pytest.approx(0.01 * 2 / 10**1.5)
 
-    model, info = trainer.load_fastpitch(corpus / "fastpitch" / "model.pt")
+    model, info = load_fastpitch(corpus / "fastpitch" / "model.pt")
     assert info.step == 2 and info.symbols == tuple(SYMBOLS) and info.pitch == PITCH
     assert info.text.cleaners == "basic_cleaners" and info.text.symbols_kind == "characters"
     assert info.audio == AUDIO and not model.training
@@ -434,8 +435,8 @@ def test_two_processes_make_the_same_update_as_one_process_accumulating(tmp_path
     assert two["train_loss_start"] == pytest.approx(single["train_loss_start"], rel=1e-5)
     assert two["val_loss"] == pytest.approx(single["val_loss"], rel=1e-4)
     assert two["frames_per_s"] > 0
-    model_one, _ = trainer.load_fastpitch(tmp_path / "fastpitch" / "model.pt")
-    model_two, _ = trainer.load_fastpitch(tmp_path / "two" / "model.pt")
+    model_one, _ = load_fastpitch(tmp_path / "fastpitch" / "model.pt")
+    model_two, _ = load_fastpitch(tmp_path / "two" / "model.pt")
     for (name, a), b in zip(model_one.state_dict().items(), model_two.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4, msg=name)
 
@@ -447,5 +448,5 @@ def test_two_steps_on_one_gpu(corpus, amp):
     metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
     assert (metrics["step"], metrics["amp"], metrics["device"]) == (2, amp, "cuda:0")
     assert math.isfinite(metrics["val_loss_mel"]) and math.isfinite(metrics["train_loss"])
-    model, _ = trainer.load_fastpitch(corpus / "fastpitch" / "model.pt")
+    model, _ = load_fastpitch(corpus / "fastpitch" / "model.pt")
     assert next(model.parameters()).device.type == "cpu"

@@ -20,6 +20,7 @@ from tts_pipeline.data.manifest import manifest_path, read_manifest
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import write_jsonl
 from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
+from tts_pipeline.models.hifigan.model_file import load_generator
 from tts_pipeline.stages import train_hifigan as stage
 from tts_pipeline.training import hifigan as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
@@ -112,18 +113,18 @@ def test_two_steps_write_a_model_that_rebuilds_alone_then_resume_continues(corpu
     assert metrics["frames_per_s"] > 0
     assert metrics["frames_per_s_nvidia_units"] == pytest.approx(metrics["frames_per_s"] * 80 / 8)
 
-    generator, info = trainer.load_generator(corpus / "hifigan" / "model.pt")
+    generator, info = load_generator(corpus / "hifigan" / "model.pt")
     assert info.step == 2 and info.epoch == 1 and info.audio == AUDIO and info.fine_tuned_from is None
     assert generator.has_weight_norm and not generator.training
     assert generator(torch.zeros(1, 80, 5)).shape == (1, 1, 5 * 256)
-    plain, _ = trainer.load_generator(corpus / "hifigan" / "model.pt", remove_weight_norm=True)
+    plain, _ = load_generator(corpus / "hifigan" / "model.pt", remove_weight_norm=True)
     mel = torch.randn(1, 80, 6)
     assert torch.allclose(plain(mel), generator(mel), atol=1e-5)
 
     metrics = run_stage(stage_argv(corpus, section(max_steps=5)))
     assert metrics["resumed_from_step"] == 2 and metrics["step"] == 5 and metrics["steps_this_run"] == 3
     assert metrics["epoch"] == 3 and metrics["epochs_completed"] == 2
-    assert trainer.load_generator(corpus / "hifigan" / "model.pt")[1].step == 5
+    assert load_generator(corpus / "hifigan" / "model.pt")[1].step == 5
     work = corpus / "work" / "hifigan"
     assert sorted(p.name for p in work.glob("step-*.pt")) == ["step-00000004.pt", "step-00000005.pt"]
 
@@ -238,7 +239,7 @@ def test_fine_tuning_reads_the_mels_folder_and_multiplies_the_learning_rate(corp
     assert metrics["learning_rate"] == pytest.approx(3 * 5e-4)  # the source's lr x fine_tune_lr_factor
     assert metrics["fine_tuned_from"] == str(model) and metrics["step"] == 1
     assert {i for i in served if i.startswith("train-")} and {i for i in served if i.startswith("val-")}
-    _, info = trainer.load_generator(corpus / "tuned" / "model.pt")
+    _, info = load_generator(corpus / "tuned" / "model.pt")
     assert info.fine_tuned_from == str(model)
 
     (corpus / "mels" / "train-3.npy").unlink()
@@ -309,13 +310,13 @@ def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(c
 
 
 def test_a_model_file_that_is_not_hifigan_is_refused(tmp_path):
-    from tts_pipeline.training.checkpoint import save_model_file
+    from tts_pipeline.models.model_file import save_model_file
 
     save_model_file(tmp_path / "other.pt", torch.nn.Linear(2, 2), {"n": 2}, 1)
     with pytest.raises(UserError, match="not a HiFi-GAN model file"):
-        trainer.load_generator(tmp_path / "other.pt")
+        load_generator(tmp_path / "other.pt")
     with pytest.raises(UserError, match="not found"):
-        trainer.load_generator(tmp_path / "missing.pt")
+        load_generator(tmp_path / "missing.pt")
 
 
 class RecordingSink:
@@ -411,7 +412,7 @@ def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     metrics = json.loads((corpus / "hifigan" / "metrics.json").read_text())
     assert metrics["step"] == 24 and metrics["resumed_from_step"] == saved[-1]
     assert metrics["steps_this_run"] == 24 - saved[-1]
-    assert trainer.load_generator(corpus / "hifigan" / "model.pt")[1].step == 24
+    assert load_generator(corpus / "hifigan" / "model.pt")[1].step == 24
 
 
 @pytest.mark.gpu
@@ -421,5 +422,5 @@ def test_two_steps_on_cuda(corpus, amp):
     metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
     assert metrics["device"].startswith("cuda") and metrics["amp"] == amp and metrics["step"] == 2
     assert np.isfinite(metrics["val_loss_mel"])
-    generator, _ = trainer.load_generator(corpus / "hifigan" / "model.pt")
+    generator, _ = load_generator(corpus / "hifigan" / "model.pt")
     assert next(generator.parameters()).device.type == "cpu"

@@ -237,7 +237,7 @@ class Synthesizer:
     ) -> Synthesizer:
         """Load the models from their files and check that they agree (and agree with ``audio``, the
         config's audio section, when given). Errors name the files."""
-        from tts_pipeline.training.hifigan import load_generator
+        from tts_pipeline.models.hifigan.model_file import load_generator
 
         vocoder, vocoder_info = load_generator(hifigan_path, remove_weight_norm=True)
         hifigan_name = f"the HiFi-GAN model {hifigan_path}"
@@ -245,7 +245,7 @@ class Synthesizer:
             check_audio_agreement(audio, vocoder_info.audio, "the config's audio section", hifigan_name)
         fastpitch = encoder = None
         if fastpitch_path is not None:
-            from tts_pipeline.training.fastpitch import load_fastpitch
+            from tts_pipeline.models.fastpitch.model_file import load_fastpitch
 
             fastpitch, info = load_fastpitch(fastpitch_path)
             fastpitch_name = f"the FastPitch model {fastpitch_path}"

@@ -47,17 +47,10 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Subset
 
-from tts_pipeline.config import AudioConfig, FastPitchConfig, config_hash
-from tts_pipeline.errors import UserError
+from tts_pipeline.config import FastPitchConfig, config_hash
 from tts_pipeline.models.fastpitch import FastPitch, FastPitchLossTerms, FastPitchOutput, fastpitch_loss
 from tts_pipeline.models.fastpitch.data import FastPitchBatch, FastPitchDataset, PitchStats, TextSettings, collate
-from tts_pipeline.training.checkpoint import (
-    Checkpoint,
-    CheckpointManager,
-    rebuild_model,
-    restore_rng_state,
-    save_model_file,
-)
+from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
 from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
 from tts_pipeline.training.engine import (
     ArtifactSink,
@@ -499,76 +492,3 @@ class _Loop(EpochLoop):
         }
         state.model.eval()
         return TrainingResult(model=state.model, step=state.step, epoch=run.epoch, learning_rate=rate, metrics=metrics)
-
-
-# --------------------------------------------------------------------------------------------------
-# model files
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class FastPitchInfo:
-    """What a FastPitch model file says besides the weights.
-
-    Attributes:
-        step: Training step of the weights.
-        epoch: Epoch reached.
-        model_config: The constructor arguments (:meth:`FastPitch.model_config`).
-        text: The symbol table and how text becomes ids (cleaners, symbol kind and set).
-        pitch: The pitch statistics the model's pitch is normalised with.
-        audio: The audio section its mels follow (a vocoder must use the same).
-    """
-
-    step: int
-    epoch: int
-    model_config: dict[str, Any]
-    text: TextSettings
-    pitch: PitchStats
-    audio: AudioConfig
-
-    @property
-    def symbols(self) -> tuple[str, ...]:
-        return self.text.symbols
-
-
-def save_fastpitch(
-    path: str | Path, result: TrainingResult, text: TextSettings, pitch: PitchStats, audio: AudioConfig
-) -> None:
-    """Write ``model.pt``: weights, constructor arguments, step and epoch, the text settings with the
-    symbol table, the pitch statistics and the audio section."""
-    extra = {
-        "kind": "fastpitch",
-        "epoch": result.epoch,
-        "learning_rate": result.learning_rate,
-        "text": text.as_dict(),
-        "pitch_mean": pitch.mean,
-        "pitch_std": pitch.std,
-        "audio": audio.model_dump(mode="json"),
-    }
-    save_model_file(path, result.model, result.model.model_config(), result.step, extra)
-
-
-def load_fastpitch(path: str | Path) -> tuple[FastPitch, FastPitchInfo]:
-    """Rebuild FastPitch from a model file alone (``weights_only``), in eval mode on the CPU.
-
-    Raises UserError naming the file when it is missing, not a FastPitch file, or does not fit its config.
-    """
-    model, model_file = rebuild_model(
-        path, FastPitch.from_config, what="FastPitch", required_extra=("text", "pitch_mean", "pitch_std", "audio")
-    )
-    extra = model_file.extra
-    text = TextSettings.from_dict(extra["text"])
-    if len(text.symbols) != int(model_file.model_config["n_symbols"]):
-        raise UserError(
-            f"{path}: its symbol table has {len(text.symbols)} symbols but the model "
-            f"{model_file.model_config['n_symbols']}"
-        )
-    info = FastPitchInfo(
-        step=model_file.step,
-        epoch=int(extra.get("epoch", 0)),
-        model_config=dict(model_file.model_config),
-        text=text,
-        pitch=PitchStats(float(extra["pitch_mean"]), float(extra["pitch_std"])),
-        audio=AudioConfig.model_validate(extra["audio"]),
-    )
-    return model, info

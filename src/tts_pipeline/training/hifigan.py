@@ -44,7 +44,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -55,7 +55,7 @@ from tts_pipeline.audio import MelSpectrogram, load_wav
 from tts_pipeline.config import AudioConfig, HiFiGANConfig, config_hash
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.hifigan import (
-    DiscriminatorOutput,
+    Discriminators,
     Generator,
     MultiPeriodDiscriminator,
     MultiScaleDiscriminator,
@@ -63,16 +63,15 @@ from tts_pipeline.models.hifigan import (
     generator_losses,
     mel_loss,
     multi_resolution_stft_loss,
+    split_output,
 )
+from tts_pipeline.models.model_file import load_model_file
 from tts_pipeline.training.checkpoint import (
     CHECKPOINT_FORMAT,
     Checkpoint,
     CheckpointManager,
     load_checkpoint,
-    load_model_file,
-    rebuild_model,
     restore_rng_state,
-    save_model_file,
 )
 from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import (
@@ -117,38 +116,6 @@ def resume_hash(
 # --------------------------------------------------------------------------------------------------
 # models and state
 # --------------------------------------------------------------------------------------------------
-
-
-class DiscriminatorsOutput(NamedTuple):
-    """Both discriminator families' verdicts on one batch."""
-
-    mpd: DiscriminatorOutput
-    msd: DiscriminatorOutput
-
-
-class Discriminators(nn.Module):
-    """MPD and MSD as one module: one DDP wrapper, one optimiser, one call per batch."""
-
-    def __init__(self, mpd: MultiPeriodDiscriminator, msd: MultiScaleDiscriminator) -> None:
-        super().__init__()
-        self.mpd = mpd
-        self.msd = msd
-
-    def forward(self, audio: torch.Tensor) -> DiscriminatorsOutput:
-        """``(B, 1, N)`` audio -> both families' logits and feature maps."""
-        return DiscriminatorsOutput(mpd=self.mpd(audio), msd=self.msd(audio))
-
-
-def split_output(output: DiscriminatorOutput, first: int) -> tuple[DiscriminatorOutput, DiscriminatorOutput]:
-    """Split a discriminator output on a concatenated batch into items ``[:first]`` and ``[first:]``."""
-
-    def part(piece: slice) -> DiscriminatorOutput:
-        return DiscriminatorOutput(
-            logits=[logits[piece] for logits in output.logits],
-            features=[[fmap[piece] for fmap in maps] for maps in output.features],
-        )
-
-    return part(slice(None, first)), part(slice(first, None))
 
 
 def build_models(cfg: HiFiGANConfig, n_mels: int, device: torch.device) -> tuple[Generator, Discriminators]:
@@ -964,60 +931,3 @@ class _Loop(EpochLoop):
             learning_rate=learning_rate(state.optim_g),
             metrics=metrics,
         )
-
-
-# --------------------------------------------------------------------------------------------------
-# model files
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class GeneratorInfo:
-    """What a HiFi-GAN model file says besides the weights.
-
-    Attributes:
-        step: Training step of the weights.
-        epoch: Epoch reached.
-        audio: The audio section the generator was trained with (its mels must match).
-        model_config: The generator's constructor arguments.
-        learning_rate: The generator lr when training stopped (fine-tuning continues from it).
-        fine_tuned_from: The weights fine-tuning started from, if any.
-    """
-
-    step: int
-    epoch: int
-    audio: AudioConfig
-    model_config: dict[str, Any]
-    learning_rate: float | None
-    fine_tuned_from: str | None
-
-
-def save_generator(path: str | Path, result: TrainingResult, audio_cfg: AudioConfig) -> None:
-    """Write ``model.pt``: generator weights (weight norm kept), its config, step, audio section, lr."""
-    extra = {
-        "audio": audio_cfg.model_dump(mode="json"),
-        "epoch": result.epoch,
-        "learning_rate": result.learning_rate,
-        "fine_tuned_from": result.metrics.get("fine_tuned_from"),
-    }
-    save_model_file(path, result.generator, result.generator.model_config(), result.step, extra)
-
-
-def load_generator(path: str | Path, *, remove_weight_norm: bool = False) -> tuple[Generator, GeneratorInfo]:
-    """Rebuild the generator from a model file alone, in eval mode on the CPU.
-
-    ``remove_weight_norm=True`` folds the weight norms for inference (same output, faster).
-    Raises UserError naming the file when it is missing, foreign or does not fit its own config.
-    """
-    generator, model = rebuild_model(path, Generator.from_config, what="HiFi-GAN", required_extra=("audio",))
-    if remove_weight_norm:
-        generator.remove_weight_norm()
-    info = GeneratorInfo(
-        step=model.step,
-        epoch=int(model.extra.get("epoch", 0)),
-        audio=AudioConfig.model_validate(model.extra["audio"]),
-        model_config=model.model_config,
-        learning_rate=model.extra.get("learning_rate"),
-        fine_tuned_from=model.extra.get("fine_tuned_from"),
-    )
-    return generator, info
