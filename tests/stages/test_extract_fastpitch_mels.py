@@ -18,9 +18,9 @@ from tts_pipeline.errors import UserError
 from tts_pipeline.files import save_npy, write_json
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, collate
 from tts_pipeline.models.fastpitch.model_file import load_fastpitch, save_fastpitch
+from tts_pipeline.precision import Precision
 from tts_pipeline.stages import extract_fastpitch_mels as stage
 from tts_pipeline.training import fastpitch as trainer
-from tts_pipeline.training.engine import Precision
 
 from .test_train_fastpitch import AUDIO, PITCH, SYMBOLS, TEXT, TINY, make_features
 

@@ -24,12 +24,13 @@ from tts_pipeline.features.durations import symbol_pitch
 from tts_pipeline.files import save_npy, write_json, write_jsonl
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
 from tts_pipeline.models.fastpitch.model_file import load_fastpitch
+from tts_pipeline.precision import Precision
 from tts_pipeline.stages import train_fastpitch as stage
 from tts_pipeline.training import distributed
 from tts_pipeline.training import fastpitch as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.distributed import DistributedContext
-from tts_pipeline.training.engine import Precision, TrainingDiverged
+from tts_pipeline.training.engine import TrainingDiverged
 from tts_pipeline.training.optimizers import lamb
 
 from ..conftest import REPO

@@ -11,7 +11,7 @@ folded), checks that they were trained on the same audio settings, and runs NVID
    (only if asked) scale it to a peak of 1.
 
 Steps 3 and 4 are timed per batch with device synchronisation
-(:class:`tts_pipeline.benchmark.timing.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
+(:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
 figures. Precision: fp32, or fp16/bf16 autocast on CUDA; the CPU always runs fp32.
 
 Batches never change results. FastPitch masks its padding, so an utterance gets the same mel alone or
@@ -38,7 +38,6 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import LOG_FLOOR
-from tts_pipeline.benchmark.timing import Timer
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
@@ -47,7 +46,8 @@ from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
 from tts_pipeline.models.hifigan import Generator
-from tts_pipeline.training.engine import Precision, resolve_precision
+from tts_pipeline.precision import Precision, resolve_precision
+from tts_pipeline.timers import Timer
 
 if TYPE_CHECKING:
     from tts_pipeline.config import InferenceConfig

@@ -27,9 +27,10 @@ from tts_pipeline.models.aligner.loss import (
     hard_alignment,
 )
 from tts_pipeline.models.aligner.model import Aligner, AlignerOutput
+from tts_pipeline.precision import Precision
 from tts_pipeline.training import distributed
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
-from tts_pipeline.training.engine import MetricsSink, Precision, TrainingDiverged
+from tts_pipeline.training.engine import MetricsSink, TrainingDiverged
 
 log = logging.getLogger(__name__)
 

@@ -50,16 +50,15 @@ from torch.utils.data import DataLoader, Subset
 from tts_pipeline.config import FastPitchConfig, config_hash
 from tts_pipeline.models.fastpitch import FastPitch, FastPitchLossTerms, FastPitchOutput, fastpitch_loss
 from tts_pipeline.models.fastpitch.data import FastPitchBatch, FastPitchDataset, PitchStats, TextSettings, collate
+from tts_pipeline.precision import Precision, resolve_precision
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
 from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
 from tts_pipeline.training.engine import (
     ArtifactSink,
-    Precision,
     check_finite,
     learning_rate,
     make_loader,
     noam_scale,
-    resolve_precision,
 )
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS, EpochLoop, StepReport
 from tts_pipeline.training.optimizers import build_optimizer

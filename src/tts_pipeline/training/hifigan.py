@@ -66,6 +66,7 @@ from tts_pipeline.models.hifigan import (
     split_output,
 )
 from tts_pipeline.models.model_file import load_model_file
+from tts_pipeline.precision import Precision, resolve_precision
 from tts_pipeline.training.checkpoint import (
     CHECKPOINT_FORMAT,
     Checkpoint,
@@ -76,12 +77,10 @@ from tts_pipeline.training.checkpoint import (
 from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import (
     ArtifactSink,
-    Precision,
     check_finite,
     learning_rate,
     make_loader,
     nvidia_frames_per_s,
-    resolve_precision,
     scale_learning_rate,
 )
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS, EpochLoop, StepReport
