@@ -31,6 +31,8 @@ from tts_pipeline.training import fastpitch as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import TrainingDiverged
+from tts_pipeline.training.fastpitch import loop as fastpitch_loop
+from tts_pipeline.training.fastpitch import step as fastpitch_step
 from tts_pipeline.training.optimizers import lamb
 
 from ..conftest import REPO
@@ -151,7 +153,7 @@ TEXT = TextSettings(symbols=tuple(SYMBOLS), source="aligner", symbols_kind="char
 def train(root: Path, cfg: FastPitchConfig, **options: Any) -> trainer.TrainingResult:
     train_set, val_set = datasets(root)
     options.setdefault("manager", CheckpointManager(root / "w", "h"))
-    return trainer.train_fastpitch(
+    return trainer.fit(
         cfg, train_set, val_set, text=TEXT, pitch=PITCH, frame_period_s=256 / 22050, **options
     )
 
@@ -216,7 +218,7 @@ def test_bad_features_are_reported_before_training(corpus):
 
 
 def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(corpus, monkeypatch):
-    real_loss = trainer.fastpitch_loss
+    real_loss = fastpitch_step.fastpitch_loss
     calls = {"n": 0}
 
     def poisoned(*args, **kwargs):
@@ -225,7 +227,7 @@ def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(cor
         # Validation before training takes one call; two micro-batches per step: step 3 starts at call 6.
         return terms._replace(total=terms.total * float("nan")) if calls["n"] >= 6 else terms
 
-    monkeypatch.setattr(trainer, "fastpitch_loss", poisoned)
+    monkeypatch.setattr(fastpitch_step, "fastpitch_loss", poisoned)
     cfg = FastPitchConfig(**{**TINY, "max_steps": 6})
     manager = CheckpointManager(corpus / "w", "h")
     with pytest.raises(TrainingDiverged, match=r"at step 3 \(epoch 2\).*step-00000002\.pt") as caught:
@@ -269,7 +271,7 @@ def test_a_length_bucketed_run_trains_two_epochs_and_resumes_mid_epoch_on_the_sa
         return real_step(state, runtime, micro_batches, **kwargs)
 
     monkeypatch.setattr(distributed, "bucketed_order", order_spy)
-    monkeypatch.setattr(trainer, "train_step", step_spy)
+    monkeypatch.setattr(fastpitch_loop, "train_step", step_spy)
     bucketed = {"epochs": 2, "length_bucketing": True, "bucket_pool": 2, "n_plots": 0}
 
     def argv(name: str, **overrides: Any) -> list[str]:

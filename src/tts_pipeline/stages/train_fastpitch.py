@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> None:
             tags=tags,
             run_id=checkpoint.run_id if checkpoint else None,
         ) as run_log:
-            result = trainer.train_fastpitch(
+            result = trainer.fit(
                 cfg,
                 datasets["train"],
                 datasets.get("val"),

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> None:
             clips = []
             if context.is_main and run_log.active and cfg.n_samples > 0:
                 clips = trainer.load_sample_clips(val_records, audio, cfg.n_samples, args.mels_dir)
-            result = trainer.train_hifigan(
+            result = trainer.fit(
                 cfg,
                 audio,
                 train_set,

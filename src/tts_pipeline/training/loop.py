@@ -1,7 +1,8 @@
 """The epoch loop every epoch-based trainer shares (HiFi-GAN, FastPitch): where an epoch starts and stops,
 resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and the figures that every
 ``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies the step, the validation,
-the checkpoint contents and its own figures.
+the checkpoint contents and its own figures; its ``fit(...)`` builds the state, restores a checkpoint or
+applies its own initialisation, then calls :meth:`EpochLoop.run`.
 
 One optimiser step takes ``k`` micro-batches of ``batch_size`` items per process
 (:func:`tts_pipeline.training.engine.accumulation_steps`); an epoch is ``steps_per_epoch`` such steps
@@ -92,8 +93,9 @@ class StepReport:
 class EpochLoop:
     """Epoch bookkeeping around a trainer's step (module docstring).
 
-    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate`,
-    :meth:`save_checkpoint` and :meth:`restore`; the other hooks are optional.
+    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate` and
+    :meth:`save_checkpoint`; the other hooks are optional. Restoring a checkpoint into the state is the
+    trainer's ``fit``'s job, before :meth:`run`.
 
     Args:
         cfg: The trainer's config section (:class:`LoopSettings`).
@@ -178,13 +180,6 @@ class EpochLoop:
         """Write the state with :attr:`manager` (called on rank 0 only)."""
         raise NotImplementedError
 
-    def restore(self, checkpoint: Checkpoint) -> None:
-        """Load ``checkpoint`` into the state (RNG states on rank 0 only, see :meth:`start`)."""
-        raise NotImplementedError
-
-    def on_fresh_start(self) -> None:
-        """Called once on a fresh start, before the first validation (e.g. fine-tuning weights)."""
-
     def begin_epoch(self, epoch: int) -> None:
         """Called before the steps of an epoch (train mode, the dataset's epoch)."""
 
@@ -212,18 +207,17 @@ class EpochLoop:
         return state.epoch > cfg.epochs or (cfg.max_steps is not None and state.step >= cfg.max_steps)
 
     def start(self, checkpoint: Checkpoint | None) -> None:
-        """Resume from ``checkpoint``, or start fresh and validate once before training."""
+        """Continue from ``checkpoint`` (already restored into the state, RNG states on rank 0 only), or
+        start fresh and validate once before training."""
         state, cfg, context = self.state, self.cfg, self.context
         if checkpoint is not None:
             # Rank 0 continues its saved RNG stream exactly; the other ranks reseed from (seed, rank, step).
-            self.restore(checkpoint)
             if not context.is_main:
                 seed_everything(cfg.seed + 1000 * checkpoint.step, context.rank)
             self.resumed_from = self.saved_step = checkpoint.step
             log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
         else:
             seed_everything(cfg.seed, context.rank)
-            self.on_fresh_start()
             first = self.validate(0)
             state.history.append({"epoch": 0.0, "step": 0.0, **first})
             if first:
@@ -231,7 +225,7 @@ class EpochLoop:
         self.started = time.perf_counter()
 
     def run(self, checkpoint: Checkpoint | None) -> None:
-        """Start (or resume) and train until :meth:`done`."""
+        """Start (or continue from ``checkpoint``, already restored) and train until :meth:`done`."""
         self.start(checkpoint)
         while not self.done() and self.run_epoch():
             pass
