@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.models.aligner.data import AlignerDataset
     from tts_pipeline.models.aligner.model_file import save_aligner
     from tts_pipeline.text import get_symbols
-    from tts_pipeline.training.aligner import choose_device, resume_hash, train_aligner
+    from tts_pipeline.training.aligner import choose_device, fit, resume_hash
     from tts_pipeline.training.checkpoint import CheckpointManager
 
     payload = load_section(args, *SECTION_KEYS)
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> None:
         tags={"symbols": symbols, "device": str(device)},
         run_id=checkpoint.run_id if checkpoint else None,
     ) as run_log:
-        result = train_aligner(
+        result = fit(
             cfg,
             train_set,
             val_set,
