@@ -81,6 +81,27 @@ class LoopState(Protocol):
 
 
 @dataclass
+class LoopIO:
+    """What a training run runs on and where its outputs go (the same for every trainer).
+
+    Attributes:
+        context: Processes and device.
+        manager: Checkpoints (written by rank 0).
+        sink: Tracking run; kept on rank 0 only.
+        run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
+        log_every: Training figures every this many steps.
+        on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
+    """
+
+    context: DistributedContext
+    manager: CheckpointManager
+    sink: MetricsSink | None = None
+    run_id: str | None = None
+    log_every: int = 50
+    on_checkpoint: Callable[[Any], None] | None = None
+
+
+@dataclass
 class StepReport:
     """What one optimiser step reports: its figures (reduced over processes) and the real mel frames
     and items it trained on in this process."""
@@ -101,12 +122,7 @@ class EpochLoop:
         cfg: The trainer's config section (:class:`LoopSettings`).
         section: Its name, for messages (``"hifigan"``).
         train_set: Training items; batches come from a DataLoader over this rank's share.
-        context: Processes and device.
-        manager: Checkpoints (written by rank 0).
-        sink: Tracking run; kept on rank 0 only.
-        run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
-        log_every: Training figures every this many steps.
-        on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
+        io: Processes, checkpoints, tracking (:class:`LoopIO`).
         buckets: Group the training items by length (global batches of similar lengths); None = random
             batches.
         loader_options: More DataLoader options (``collate_fn``).
@@ -122,20 +138,16 @@ class EpochLoop:
         cfg: LoopSettings,
         section: str,
         train_set: Dataset[Any],
+        io: LoopIO,
         *,
-        context: DistributedContext,
-        manager: CheckpointManager,
-        sink: MetricsSink | None,
-        run_id: str | None,
-        log_every: int,
-        on_checkpoint: Callable[[Any], None] | None,
         buckets: LengthBuckets | None = None,
         **loader_options: Any,
     ) -> None:
         self.cfg, self.section, self.train_set = cfg, section, train_set
-        self.context, self.manager = context, manager
-        self.sink = sink if context.is_main else None  # only rank 0 logs
-        self.run_id, self.log_every, self.on_checkpoint = run_id, log_every, on_checkpoint
+        context = io.context
+        self.context, self.manager = context, io.manager
+        self.sink = io.sink if context.is_main else None  # only rank 0 logs
+        self.run_id, self.log_every, self.on_checkpoint = io.run_id, io.log_every, io.on_checkpoint
         self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section=section)
         self.sampler = context.sampler(train_set, seed=cfg.seed, buckets=buckets)
         self.loader = make_loader(

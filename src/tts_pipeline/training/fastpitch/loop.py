@@ -19,7 +19,7 @@ from tts_pipeline.training.engine import ArtifactSink, learning_rate, make_loade
 from tts_pipeline.training.fastpitch.state import FastPitchState, build_state
 from tts_pipeline.training.fastpitch.step import Runtime, loss_names, train_step
 from tts_pipeline.training.fastpitch.validation import evaluate, log_plots
-from tts_pipeline.training.loop import EpochLoop, StepReport
+from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
 
 
 @dataclass
@@ -77,12 +77,7 @@ def fit(
         text,
         pitch,
         frame_period_s,
-        context=context or DistributedContext(),
-        manager=manager,
-        sink=sink,
-        run_id=run_id,
-        log_every=log_every,
-        on_checkpoint=on_checkpoint,
+        LoopIO(context or DistributedContext(), manager, sink, run_id, log_every, on_checkpoint),
     )
     if checkpoint is not None:
         # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
@@ -105,30 +100,12 @@ class _Loop(EpochLoop):
         text: TextSettings,
         pitch: PitchStats,
         frame_period_s: float,
-        *,
-        context: DistributedContext,
-        manager: CheckpointManager,
-        sink: ArtifactSink | None,
-        run_id: str | None,
-        log_every: int,
-        on_checkpoint: Callable[[FastPitchState], None] | None,
+        io: LoopIO,
     ) -> None:
         buckets = None
         if cfg.length_bucketing:
             buckets = LengthBuckets(train_set.mel_lengths, group_size=cfg.global_batch_size, pool=cfg.bucket_pool)
-        super().__init__(
-            cfg,
-            "fastpitch",
-            train_set,
-            context=context,
-            manager=manager,
-            sink=sink,
-            run_id=run_id,
-            log_every=log_every,
-            on_checkpoint=on_checkpoint,
-            buckets=buckets,
-            collate_fn=collate,
-        )
+        super().__init__(cfg, "fastpitch", train_set, io, buckets=buckets, collate_fn=collate)
         context = self.context
         self.fastpitch = cfg
         self.val_set = val_set if val_set is not None and len(val_set) else None

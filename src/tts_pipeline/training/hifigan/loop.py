@@ -23,7 +23,7 @@ from tts_pipeline.training.hifigan.samples import SampleClip, log_samples
 from tts_pipeline.training.hifigan.state import HiFiGANState, build_state, restore_state, save_state
 from tts_pipeline.training.hifigan.step import Runtime, train_step
 from tts_pipeline.training.hifigan.validation import evaluate
-from tts_pipeline.training.loop import EpochLoop, StepReport
+from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
 
 STAGE = "train_hifigan"
 DIVERGED_HINT = "Try a lower hifigan.learning_rate, or amp: off / bf16 instead of fp16."
@@ -88,13 +88,8 @@ def fit(
         audio_cfg,
         train_set,
         val_set,
-        manager=manager,
-        context=context or DistributedContext(),
-        sink=sink,
-        run_id=run_id,
-        log_every=log_every,
+        LoopIO(context or DistributedContext(), manager, sink, run_id, log_every, on_checkpoint),
         sample_clips=sample_clips,
-        on_checkpoint=on_checkpoint,
     )
     if checkpoint is not None:
         # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
@@ -123,26 +118,12 @@ class _Loop(EpochLoop):
         audio_cfg: AudioConfig,
         train_set: Dataset[Any],
         val_set: Dataset[Any] | None,
+        io: LoopIO,
         *,
-        manager: CheckpointManager,
-        context: DistributedContext,
-        sink: ArtifactSink | None,
-        run_id: str | None,
-        log_every: int,
         sample_clips: Sequence[SampleClip],
-        on_checkpoint: Callable[[HiFiGANState], None] | None,
     ) -> None:
-        super().__init__(
-            cfg,
-            "hifigan",
-            train_set,
-            context=context,
-            manager=manager,
-            sink=sink,
-            run_id=run_id,
-            log_every=log_every,
-            on_checkpoint=on_checkpoint,
-        )
+        super().__init__(cfg, "hifigan", train_set, io)
+        context = self.context
         self.hifigan, self.audio_cfg, self.val_set = cfg, audio_cfg, val_set
         self.sample_clips = sample_clips
         device = context.device
