@@ -1,5 +1,5 @@
 """Tiny random FastPitch and HiFi-GAN models for the inference tests, and their model files written by
-the trainers' own save functions."""
+the models' own save functions (as the training stages write them)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from torch.nn.utils import parametrize
 from tts_pipeline.config import AudioConfig, FastPitchConfig, HiFiGANConfig
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
+from tts_pipeline.models.fastpitch.model_file import save_fastpitch
 from tts_pipeline.models.hifigan import Generator
+from tts_pipeline.models.hifigan.model_file import save_generator
 from tts_pipeline.text import get_symbols
-from tts_pipeline.training import fastpitch as fastpitch_trainer
-from tts_pipeline.training import hifigan as hifigan_trainer
 
 AUDIO = AudioConfig()
 SYMBOL_SET = "english_basic"
@@ -79,13 +79,20 @@ def save_fastpitch_file(
     path: Path, *, audio: AudioConfig = AUDIO, symbols_kind: str = "characters", seed: int = 0
 ) -> Path:
     """A FastPitch model file as ``train_fastpitch`` writes it."""
-    result = fastpitch_trainer.TrainingResult(tiny_fastpitch(seed), step=3, epoch=1, learning_rate=1e-3, metrics={})
-    fastpitch_trainer.save_fastpitch(path, result, text_settings(symbols_kind), PITCH, audio)
+    save_fastpitch(
+        path,
+        tiny_fastpitch(seed),
+        step=3,
+        epoch=1,
+        learning_rate=1e-3,
+        text=text_settings(symbols_kind),
+        pitch=PITCH,
+        audio=audio,
+    )
     return path
 
 
 def save_hifigan_file(path: Path, *, audio: AudioConfig = AUDIO, seed: int = 0) -> Path:
     """A HiFi-GAN model file as ``train_hifigan`` writes it (weight norm kept)."""
-    result = hifigan_trainer.TrainingResult(tiny_generator(seed), step=3, epoch=1, learning_rate=3e-4, metrics={})
-    hifigan_trainer.save_generator(path, result, audio)
+    save_generator(path, tiny_generator(seed), audio, step=3, epoch=1, learning_rate=3e-4, fine_tuned_from=None)
     return path

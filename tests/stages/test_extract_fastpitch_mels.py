@@ -17,9 +17,10 @@ from tts_pipeline.data.manifest import manifest_path, read_manifest
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import save_npy, write_json
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, collate
+from tts_pipeline.models.fastpitch.model_file import load_fastpitch, save_fastpitch
+from tts_pipeline.precision import Precision
 from tts_pipeline.stages import extract_fastpitch_mels as stage
 from tts_pipeline.training import fastpitch as trainer
-from tts_pipeline.training.engine import Precision
 
 from .test_train_fastpitch import AUDIO, PITCH, SYMBOLS, TEXT, TINY, make_features
 
@@ -35,8 +36,9 @@ def write_model(path: Path, seed: int = 0, **changes) -> None:
     """A freshly initialised tiny FastPitch written as a model file (training is not needed here)."""
     cfg = FastPitchConfig(**{**TINY, "seed": seed, **changes})
     state = trainer.build_state(cfg, len(SYMBOLS), AUDIO.n_mel_channels, PITCH, Precision("off", torch.device("cpu")))
-    result = trainer.TrainingResult(model=state.model.eval(), step=0, epoch=0, learning_rate=0.0, metrics={})
-    trainer.save_fastpitch(path, result, TEXT, PITCH, AUDIO)
+    save_fastpitch(
+        path, state.model.eval(), step=0, epoch=0, learning_rate=0.0, text=TEXT, pitch=PITCH, audio=AUDIO
+    )
 
 
 @pytest.fixture
@@ -83,7 +85,7 @@ def test_every_mel_has_the_ground_truth_length_and_the_teacher_forced_values(cor
     assert index["seconds_per_hour_of_audio"] > 0
 
     # Batched and padded output equals the model run on each utterance alone (eval mode, no dropout).
-    model, info = trainer.load_fastpitch(corpus / "fastpitch" / "model.pt")
+    model, info = load_fastpitch(corpus / "fastpitch" / "model.pt")
     records = read_manifest(manifest_path(corpus / "data", "val"))
     dataset = FastPitchDataset(records, corpus / "features", info.pitch, AUDIO.n_mel_channels)
     squared, count = 0.0, 0

@@ -149,7 +149,7 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
     cfg = AlignerConfig(embedding_dim=16, attention_dim=8, batch_size=3, max_steps=8, checkpoint_every_n_steps=2)
     common = {"n_symbols": 148, "n_mels": N_MELS, "device": torch.device("cpu")}
 
-    straight = trainer.train_aligner(cfg, train_set, val_set, manager=CheckpointManager(root / "a", "h"), **common)
+    straight = trainer.fit(cfg, train_set, val_set, manager=CheckpointManager(root / "a", "h"), **common)
 
     def stop_at_4(state: trainer.TrainState) -> None:
         if state.step == 4:
@@ -157,10 +157,10 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
 
     manager = CheckpointManager(root / "b", "h")
     with pytest.raises(Interrupt):
-        trainer.train_aligner(cfg, train_set, val_set, manager=manager, on_checkpoint=stop_at_4, **common)
+        trainer.fit(cfg, train_set, val_set, manager=manager, on_checkpoint=stop_at_4, **common)
     checkpoint = manager.latest()
     assert (checkpoint.step, checkpoint.epoch, checkpoint.extra["batch_in_epoch"]) == (4, 2, 1)
-    resumed = trainer.train_aligner(cfg, train_set, val_set, manager=manager, checkpoint=checkpoint, **common)
+    resumed = trainer.fit(cfg, train_set, val_set, manager=manager, checkpoint=checkpoint, **common)
 
     assert resumed.step == straight.step == 8 and resumed.epoch == straight.epoch == 3
     for ours, theirs in zip(resumed.metrics["history"], straight.metrics["history"], strict=True):

@@ -23,12 +23,16 @@ from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import symbol_pitch
 from tts_pipeline.files import save_npy, write_json, write_jsonl
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
+from tts_pipeline.models.fastpitch.model_file import load_fastpitch
+from tts_pipeline.precision import Precision
 from tts_pipeline.stages import train_fastpitch as stage
 from tts_pipeline.training import distributed
 from tts_pipeline.training import fastpitch as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.distributed import DistributedContext
-from tts_pipeline.training.engine import Precision, TrainingDiverged
+from tts_pipeline.training.engine import TrainingDiverged
+from tts_pipeline.training.fastpitch import loop as fastpitch_loop
+from tts_pipeline.training.fastpitch import step as fastpitch_step
 from tts_pipeline.training.optimizers import lamb
 
 from ..conftest import REPO
@@ -149,7 +153,7 @@ TEXT = TextSettings(symbols=tuple(SYMBOLS), source="aligner", symbols_kind="char
 def train(root: Path, cfg: FastPitchConfig, **options: Any) -> trainer.TrainingResult:
     train_set, val_set = datasets(root)
     options.setdefault("manager", CheckpointManager(root / "w", "h"))
-    return trainer.train_fastpitch(
+    return trainer.fit(
         cfg, train_set, val_set, text=TEXT, pitch=PITCH, frame_period_s=256 / 22050, **options
     )
 
@@ -176,7 +180,7 @@ def test_two_steps_write_a_model_that_rebuilds_alone_then_resume_continues(corpu
     assert metrics["frames_per_s"] > 0 and metrics["n_params"] > 1000
     assert metrics["learning_rate"] == pytest.approx(0.01 * 2 / 10**1.5)
 
-    model, info = trainer.load_fastpitch(corpus / "fastpitch" / "model.pt")
+    model, info = load_fastpitch(corpus / "fastpitch" / "model.pt")
     assert info.step == 2 and info.symbols == tuple(SYMBOLS) and info.pitch == PITCH
     assert info.text.cleaners == "basic_cleaners" and info.text.symbols_kind == "characters"
     assert info.audio == AUDIO and not model.training
@@ -214,7 +218,7 @@ def test_bad_features_are_reported_before_training(corpus):
 
 
 def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(corpus, monkeypatch):
-    real_loss = trainer.fastpitch_loss
+    real_loss = fastpitch_step.fastpitch_loss
     calls = {"n": 0}
 
     def poisoned(*args, **kwargs):
@@ -223,7 +227,7 @@ def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(cor
         # Validation before training takes one call; two micro-batches per step: step 3 starts at call 6.
         return terms._replace(total=terms.total * float("nan")) if calls["n"] >= 6 else terms
 
-    monkeypatch.setattr(trainer, "fastpitch_loss", poisoned)
+    monkeypatch.setattr(fastpitch_step, "fastpitch_loss", poisoned)
     cfg = FastPitchConfig(**{**TINY, "max_steps": 6})
     manager = CheckpointManager(corpus / "w", "h")
     with pytest.raises(TrainingDiverged, match=r"at step 3 \(epoch 2\).*step-00000002\.pt") as caught:
@@ -267,7 +271,7 @@ def test_a_length_bucketed_run_trains_two_epochs_and_resumes_mid_epoch_on_the_sa
         return real_step(state, runtime, micro_batches, **kwargs)
 
     monkeypatch.setattr(distributed, "bucketed_order", order_spy)
-    monkeypatch.setattr(trainer, "train_step", step_spy)
+    monkeypatch.setattr(fastpitch_loop, "train_step", step_spy)
     bucketed = {"epochs": 2, "length_bucketing": True, "bucket_pool": 2, "n_plots": 0}
 
     def argv(name: str, **overrides: Any) -> list[str]:
@@ -434,8 +438,8 @@ def test_two_processes_make_the_same_update_as_one_process_accumulating(tmp_path
     assert two["train_loss_start"] == pytest.approx(single["train_loss_start"], rel=1e-5)
     assert two["val_loss"] == pytest.approx(single["val_loss"], rel=1e-4)
     assert two["frames_per_s"] > 0
-    model_one, _ = trainer.load_fastpitch(tmp_path / "fastpitch" / "model.pt")
-    model_two, _ = trainer.load_fastpitch(tmp_path / "two" / "model.pt")
+    model_one, _ = load_fastpitch(tmp_path / "fastpitch" / "model.pt")
+    model_two, _ = load_fastpitch(tmp_path / "two" / "model.pt")
     for (name, a), b in zip(model_one.state_dict().items(), model_two.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4, msg=name)
 
@@ -447,5 +451,5 @@ def test_two_steps_on_one_gpu(corpus, amp):
     metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
     assert (metrics["step"], metrics["amp"], metrics["device"]) == (2, amp, "cuda:0")
     assert math.isfinite(metrics["val_loss_mel"]) and math.isfinite(metrics["train_loss"])
-    model, _ = trainer.load_fastpitch(corpus / "fastpitch" / "model.pt")
+    model, _ = load_fastpitch(corpus / "fastpitch" / "model.pt")
     assert next(model.parameters()).device.type == "cpu"

@@ -20,10 +20,14 @@ from tts_pipeline.data.manifest import manifest_path, read_manifest
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import write_jsonl
 from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
+from tts_pipeline.models.hifigan.model_file import load_generator
+from tts_pipeline.precision import resolve_precision
 from tts_pipeline.stages import train_hifigan as stage
 from tts_pipeline.training import hifigan as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.engine import TrainingDiverged
+from tts_pipeline.training.hifigan import loop as hifigan_loop
+from tts_pipeline.training.hifigan import step as hifigan_step
 
 from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
@@ -112,18 +116,18 @@ def test_two_steps_write_a_model_that_rebuilds_alone_then_resume_continues(corpu
     assert metrics["frames_per_s"] > 0
     assert metrics["frames_per_s_nvidia_units"] == pytest.approx(metrics["frames_per_s"] * 80 / 8)
 
-    generator, info = trainer.load_generator(corpus / "hifigan" / "model.pt")
+    generator, info = load_generator(corpus / "hifigan" / "model.pt")
     assert info.step == 2 and info.epoch == 1 and info.audio == AUDIO and info.fine_tuned_from is None
     assert generator.has_weight_norm and not generator.training
     assert generator(torch.zeros(1, 80, 5)).shape == (1, 1, 5 * 256)
-    plain, _ = trainer.load_generator(corpus / "hifigan" / "model.pt", remove_weight_norm=True)
+    plain, _ = load_generator(corpus / "hifigan" / "model.pt", remove_weight_norm=True)
     mel = torch.randn(1, 80, 6)
     assert torch.allclose(plain(mel), generator(mel), atol=1e-5)
 
     metrics = run_stage(stage_argv(corpus, section(max_steps=5)))
     assert metrics["resumed_from_step"] == 2 and metrics["step"] == 5 and metrics["steps_this_run"] == 3
     assert metrics["epoch"] == 3 and metrics["epochs_completed"] == 2
-    assert trainer.load_generator(corpus / "hifigan" / "model.pt")[1].step == 5
+    assert load_generator(corpus / "hifigan" / "model.pt")[1].step == 5
     work = corpus / "work" / "hifigan"
     assert sorted(p.name for p in work.glob("step-*.pt")) == ["step-00000004.pt", "step-00000005.pt"]
 
@@ -169,7 +173,7 @@ def test_an_indivisible_global_batch_names_the_keys_and_the_gpu_count(corpus):
 
 def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(corpus, monkeypatch):
     calls = {"n": 0}
-    real = trainer.discriminator_loss
+    real = hifigan_step.discriminator_loss
 
     def poisoned(*args, **kwargs):
         loss = real(*args, **kwargs)
@@ -179,7 +183,7 @@ def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(cor
                 return loss * float("nan")
         return loss
 
-    monkeypatch.setattr(trainer, "discriminator_loss", poisoned)
+    monkeypatch.setattr(hifigan_step, "discriminator_loss", poisoned)
     expected = r"non-finite loss \(loss_discrim nan.*\) at step 3 \(epoch 2\).*step-00000002\.pt"
     with pytest.raises(TrainingDiverged, match=expected):
         run_stage(stage_argv(corpus, section(max_steps=10)))
@@ -195,7 +199,7 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
     def fresh_set() -> AudioSegments:
         return AudioSegments(records, AUDIO, cfg.segment_size)
 
-    straight = trainer.train_hifigan(cfg, AUDIO, fresh_set(), None, manager=CheckpointManager(corpus / "a", "h"))
+    straight = trainer.fit(cfg, AUDIO, fresh_set(), None, manager=CheckpointManager(corpus / "a", "h"))
 
     class Interrupt(Exception):
         pass
@@ -206,10 +210,10 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
 
     manager = CheckpointManager(corpus / "b", "h")
     with pytest.raises(Interrupt):
-        trainer.train_hifigan(cfg, AUDIO, fresh_set(), None, manager=manager, on_checkpoint=stop_at_2)
+        trainer.fit(cfg, AUDIO, fresh_set(), None, manager=manager, on_checkpoint=stop_at_2)
     checkpoint = manager.latest()
     assert (checkpoint.step, checkpoint.epoch, checkpoint.extra["batch_in_epoch"]) == (2, 2, 0)
-    resumed = trainer.train_hifigan(cfg, AUDIO, fresh_set(), None, manager=manager, checkpoint=checkpoint)
+    resumed = trainer.fit(cfg, AUDIO, fresh_set(), None, manager=manager, checkpoint=checkpoint)
     assert resumed.step == straight.step == 4
     for name, tensor in straight.generator.state_dict().items():
         assert torch.allclose(resumed.generator.state_dict()[name], tensor, atol=1e-6), name
@@ -238,7 +242,7 @@ def test_fine_tuning_reads_the_mels_folder_and_multiplies_the_learning_rate(corp
     assert metrics["learning_rate"] == pytest.approx(3 * 5e-4)  # the source's lr x fine_tune_lr_factor
     assert metrics["fine_tuned_from"] == str(model) and metrics["step"] == 1
     assert {i for i in served if i.startswith("train-")} and {i for i in served if i.startswith("val-")}
-    _, info = trainer.load_generator(corpus / "tuned" / "model.pt")
+    _, info = load_generator(corpus / "tuned" / "model.pt")
     assert info.fine_tuned_from == str(model)
 
     (corpus / "mels" / "train-3.npy").unlink()
@@ -263,7 +267,7 @@ def test_the_generator_warms_up_alone_then_the_discriminators_join_and_fine_tuni
         assert losses["loss_stft"] > 0  # stft_loss_scale > 0: in the objective in both phases
         return losses
 
-    monkeypatch.setattr(trainer, "train_step", spy)
+    monkeypatch.setattr(hifigan_loop, "train_step", spy)
     warm = {"max_steps": 4, "discriminator_start_step": 3, "stft_loss_scale": 1.0}
     metrics = run_stage(stage_argv(corpus, section(**warm)))
     assert calls == [False, False, False, True] and metrics["step"] == 4
@@ -287,14 +291,16 @@ def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(c
     cfg = HiFiGANConfig(**{**TINY, "max_steps": 2, "fine_tune_lr_factor": 2.0})
     records = read_manifest(manifest_path(corpus / "data", "train"))
     manager = CheckpointManager(corpus / "base", "h")
-    trainer.train_hifigan(cfg, AUDIO, AudioSegments(records, AUDIO, cfg.segment_size), None, manager=manager)
+    trainer.fit(cfg, AUDIO, AudioSegments(records, AUDIO, cfg.segment_size), None, manager=manager)
     source = load_checkpoint(manager.paths()[-1])
 
     init = trainer.load_init(corpus / "base")  # a folder: its newest checkpoint
     assert init.path == source.path and init.mpd is not None and init.optim_d is not None
-    precision = trainer.resolve_precision("off", torch.device("cpu"))
+    precision = resolve_precision("off", torch.device("cpu"))
     state = trainer.build_state(cfg, 80, precision)
-    trainer.apply_init(state, init, cfg)
+    trainer.apply_init(
+        state, init, default_lr=cfg.learning_rate, lr_factor=cfg.fine_tune_lr_factor, lr_decay=cfg.lr_decay
+    )
     for name, tensor in source.states["msd"].items():
         assert torch.equal(state.discriminators.msd.state_dict()[name], tensor), name
     assert state.optim_g.state_dict()["state"], "Adam moments come along"
@@ -305,17 +311,18 @@ def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(c
 
     other = HiFiGANConfig(**{**TINY, "upsample_initial_channel": 32})
     with pytest.raises(UserError, match="generator config"):
-        trainer.apply_init(trainer.build_state(other, 80, precision), init, other)
+        fresh = trainer.build_state(other, 80, precision)
+        trainer.apply_init(fresh, init, default_lr=other.learning_rate, lr_factor=1.0, lr_decay=other.lr_decay)
 
 
 def test_a_model_file_that_is_not_hifigan_is_refused(tmp_path):
-    from tts_pipeline.training.checkpoint import save_model_file
+    from tts_pipeline.models.model_file import save_model_file
 
     save_model_file(tmp_path / "other.pt", torch.nn.Linear(2, 2), {"n": 2}, 1)
     with pytest.raises(UserError, match="not a HiFi-GAN model file"):
-        trainer.load_generator(tmp_path / "other.pt")
+        load_generator(tmp_path / "other.pt")
     with pytest.raises(UserError, match="not found"):
-        trainer.load_generator(tmp_path / "missing.pt")
+        load_generator(tmp_path / "missing.pt")
 
 
 class RecordingSink:
@@ -342,7 +349,7 @@ def test_samples_and_train_metrics_reach_the_tracking_run(corpus):
     clips = trainer.load_sample_clips(val_records, AUDIO, 1)
     sink = RecordingSink(corpus)
     val_set = AudioSegments(val_records, AUDIO, cfg.segment_size, fixed_segments_seed=cfg.seed)
-    trainer.train_hifigan(
+    trainer.fit(
         cfg,
         AUDIO,
         AudioSegments(records, AUDIO, cfg.segment_size),
@@ -379,7 +386,7 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
             raise RuntimeError("killed")
         return real_step(state, *args, **kwargs)
 
-    monkeypatch.setattr(trainer, "train_step", crash_at_3)
+    monkeypatch.setattr(hifigan_loop, "train_step", crash_at_3)
     with pytest.raises(RuntimeError, match="killed"):
         run_stage(argv)
     work = CheckpointManager(corpus / "work" / "hifigan", "unused")
@@ -387,7 +394,7 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
     settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
     assert run_id and tracking.get_run(settings, run_id)["status"] == "FAILED"
 
-    monkeypatch.setattr(trainer, "train_step", real_step)
+    monkeypatch.setattr(hifigan_loop, "train_step", real_step)
     assert run_stage(argv)["resumed_from_step"] == 2
     assert load_checkpoint(work.paths()[-1]).run_id == run_id
     summary = tracking.get_run(settings, run_id)
@@ -411,7 +418,7 @@ def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     metrics = json.loads((corpus / "hifigan" / "metrics.json").read_text())
     assert metrics["step"] == 24 and metrics["resumed_from_step"] == saved[-1]
     assert metrics["steps_this_run"] == 24 - saved[-1]
-    assert trainer.load_generator(corpus / "hifigan" / "model.pt")[1].step == 24
+    assert load_generator(corpus / "hifigan" / "model.pt")[1].step == 24
 
 
 @pytest.mark.gpu
@@ -421,5 +428,5 @@ def test_two_steps_on_cuda(corpus, amp):
     metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
     assert metrics["device"].startswith("cuda") and metrics["amp"] == amp and metrics["step"] == 2
     assert np.isfinite(metrics["val_loss_mel"])
-    generator, _ = trainer.load_generator(corpus / "hifigan" / "model.pt")
+    generator, _ = load_generator(corpus / "hifigan" / "model.pt")
     assert next(generator.parameters()).device.type == "cpu"

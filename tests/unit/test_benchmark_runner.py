@@ -8,7 +8,7 @@ import pytest
 
 from tts_pipeline.benchmark.runner import CallResult, benchmark
 from tts_pipeline.benchmark.stats import latency_stats
-from tts_pipeline.benchmark.timing import Timer
+from tts_pipeline.timers import Timer
 
 WARMUP_SECONDS = 100.0  # a warm-up latency; it must never show up in the figures
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from tts_pipeline.benchmark.timing import LatencySamples, Timer, timed
+from tts_pipeline.benchmark.timing import LatencySamples
+from tts_pipeline.timers import Timer, timed
 
 
 class ScriptedClock:

@@ -1,4 +1,4 @@
-"""Resumable checkpoints and model files: round trip, retention, corrupt-file fallback, config changes."""
+"""Resumable checkpoints: round trip, retention, corrupt-file fallback, config changes."""
 
 from __future__ import annotations
 
@@ -9,14 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from tts_pipeline.errors import UserError
 from tts_pipeline.training.checkpoint import (
     CheckpointManager,
     capture_rng_state,
     load_checkpoint,
-    load_model_file,
     restore_rng_state,
-    save_model_file,
 )
 
 
@@ -123,26 +120,3 @@ def test_foreign_checkpoint_without_marker_is_moved_aside_too(tmp_path):
     (tmp_path / "config.json").unlink()
     assert CheckpointManager(tmp_path, "new").latest() is None
     assert not list(tmp_path.glob("step-*.pt")) and (tmp_path / "superseded").is_dir()
-
-
-def test_model_file_round_trip(tmp_path):
-    model, _ = trained_pair()
-    path = tmp_path / "out" / "model.pt"
-    save_model_file(path, model, {"sizes": [4, 8, 2]}, 123, {"symbols": "characters", "table": ["_", "a"]})
-    loaded = load_model_file(path)
-    assert loaded.step == 123 and loaded.model_config == {"sizes": [4, 8, 2]}
-    assert loaded.extra == {"symbols": "characters", "table": ["_", "a"]}
-    for name, tensor in model.state_dict().items():
-        assert torch.equal(loaded.state_dict[name], tensor)
-    assert [p.name for p in path.parent.iterdir()] == ["model.pt"]  # no temporary file left behind
-
-
-def test_model_file_errors_name_the_file(tmp_path):
-    with pytest.raises(UserError, match="model file not found"):
-        load_model_file(tmp_path / "missing.pt")
-    (tmp_path / "bad.pt").write_bytes(b"garbage")
-    with pytest.raises(UserError, match="bad.pt"):
-        load_model_file(tmp_path / "bad.pt")
-    torch.save({"something": 1}, tmp_path / "other.pt")
-    with pytest.raises(UserError, match="not a model file"):
-        load_model_file(tmp_path / "other.pt")

@@ -21,7 +21,7 @@ from tts_pipeline.models.fastpitch import (
     fastpitch_loss,
     length_regulate,
 )
-from tts_pipeline.training.checkpoint import load_model_file, save_model_file
+from tts_pipeline.models.model_file import load_model_file, save_model_file
 
 from ..conftest import REPO
 

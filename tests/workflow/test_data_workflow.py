@@ -176,7 +176,7 @@ def test_feature_contracts(demo_run):
 def test_vocoder_contracts(demo_run):
     """The base vocoder: a self-describing model file and its validation metrics."""
     workdir, _ = demo_run
-    from tts_pipeline.training.hifigan import load_generator
+    from tts_pipeline.models.hifigan.model_file import load_generator
 
     generator, info = load_generator(workdir / "results/demo/hifigan/model.pt")
     assert info.step > 0
@@ -306,7 +306,7 @@ def test_fine_tuning_reports_base_and_fine_tuned_losses_and_leaves_the_base_alon
     experiment = workdir / "results/demo"
     metrics = json.loads((experiment / "hifigan_finetuned/metrics.json").read_text())
     assert metrics["val_loss_mel_start"] > 0 and metrics["val_loss_mel"] > 0
-    from tts_pipeline.training.hifigan import load_generator
+    from tts_pipeline.models.hifigan.model_file import load_generator
 
     _, info = load_generator(experiment / "hifigan_finetuned/model.pt")
     assert info.fine_tuned_from is not None and "hifigan/training_state.pt" in info.fine_tuned_from

@@ -25,9 +25,9 @@ from typing import Any, NamedTuple
 import torch
 
 from tts_pipeline.benchmark.runner import BenchmarkRun, CallResult, benchmark
-from tts_pipeline.benchmark.timing import Timer
 from tts_pipeline.inference.batching import pad_tokens
 from tts_pipeline.inference.synthesizer import Synthesizer
+from tts_pipeline.timers import Timer
 
 PRECISION_AMP = {"fp32": "off", "fp16": "fp16", "bf16": "bf16"}
 """Benchmark precision name -> the synthesizer's ``amp`` mode."""

@@ -2,7 +2,7 @@
 
 The procedure is NVIDIA's (reference 5.3): untimed warm-up calls (cuDNN autotuning, allocator
 growth, TorchScript/compile specialisation happen there), then timed repeats. The runner is generic:
-the call receives a :class:`~tts_pipeline.benchmark.timing.Timer` and wraps each model in it, so
+the call receives a :class:`~tts_pipeline.timers.Timer` and wraps each model in it, so
 FastPitch and HiFi-GAN are timed separately within one call, and returns what it produced::
 
     def call(timer: Timer) -> CallResult:
@@ -31,7 +31,8 @@ import numpy as np
 import torch
 
 from tts_pipeline.benchmark.stats import summarize
-from tts_pipeline.benchmark.timing import Clock, LatencySamples, Timer
+from tts_pipeline.benchmark.timing import LatencySamples
+from tts_pipeline.timers import Clock, Timer
 
 
 @dataclass(frozen=True)

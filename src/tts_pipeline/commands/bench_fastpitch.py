@@ -173,7 +173,7 @@ def time_run(
     state: FastPitchState, runtime: Runtime, batches: list[FastPitchBatch], warmup: int, device: torch.device
 ) -> RunFigures:
     """``warmup`` untimed steps on the first batches, then one timed step on each remaining batch."""
-    from tts_pipeline.benchmark.timing import timed
+    from tts_pipeline.timers import timed
 
     for batch in batches[:warmup]:
         optimiser_step(state, runtime, batch)
@@ -231,9 +231,9 @@ def run(args: argparse.Namespace) -> None:
 
     from tts_pipeline.errors import UserError
     from tts_pipeline.models.fastpitch.data import PitchStats
+    from tts_pipeline.precision import resolve_precision
     from tts_pipeline.text import get_symbols
     from tts_pipeline.training.distributed import DistributedContext
-    from tts_pipeline.training.engine import resolve_precision
     from tts_pipeline.training.fastpitch import Runtime, build_state
 
     if min(args.threads, args.steps, args.runs) < 1 or args.warmup < 0 or (args.batch is not None and args.batch < 1):

@@ -56,7 +56,7 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
     from tts_pipeline.config import AudioConfig
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
-    from tts_pipeline.training.hifigan import load_generator
+    from tts_pipeline.models.hifigan.model_file import load_generator
 
     options = SynthesisOptions(
         batch_size=args.batch_size, denoising_strength=args.denoising_strength, vocoder_batching="padded"

@@ -11,7 +11,7 @@ folded), checks that they were trained on the same audio settings, and runs NVID
    (only if asked) scale it to a peak of 1.
 
 Steps 3 and 4 are timed per batch with device synchronisation
-(:class:`tts_pipeline.benchmark.timing.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
+(:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
 figures. Precision: fp32, or fp16/bf16 autocast on CUDA; the CPU always runs fp32.
 
 Batches never change results. FastPitch masks its padding, so an utterance gets the same mel alone or
@@ -38,7 +38,6 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import LOG_FLOOR
-from tts_pipeline.benchmark.timing import Timer
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
@@ -47,7 +46,8 @@ from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
 from tts_pipeline.models.hifigan import Generator
-from tts_pipeline.training.engine import Precision, resolve_precision
+from tts_pipeline.precision import Precision, resolve_precision
+from tts_pipeline.timers import Timer
 
 if TYPE_CHECKING:
     from tts_pipeline.config import InferenceConfig
@@ -237,7 +237,7 @@ class Synthesizer:
     ) -> Synthesizer:
         """Load the models from their files and check that they agree (and agree with ``audio``, the
         config's audio section, when given). Errors name the files."""
-        from tts_pipeline.training.hifigan import load_generator
+        from tts_pipeline.models.hifigan.model_file import load_generator
 
         vocoder, vocoder_info = load_generator(hifigan_path, remove_weight_norm=True)
         hifigan_name = f"the HiFi-GAN model {hifigan_path}"
@@ -245,7 +245,7 @@ class Synthesizer:
             check_audio_agreement(audio, vocoder_info.audio, "the config's audio section", hifigan_name)
         fastpitch = encoder = None
         if fastpitch_path is not None:
-            from tts_pipeline.training.fastpitch import load_fastpitch
+            from tts_pipeline.models.fastpitch.model_file import load_fastpitch
 
             fastpitch, info = load_fastpitch(fastpitch_path)
             fastpitch_name = f"the FastPitch model {fastpitch_path}"

@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.features.layout import FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.fastpitch.data import FastPitchDataset, TextSettings
+    from tts_pipeline.models.fastpitch.model_file import load_fastpitch
     from tts_pipeline.training.distributed import distributed_session
-    from tts_pipeline.training.fastpitch import load_fastpitch
 
     payload = load_stage_section(args, "extract_fastpitch_mels")
     batch_size = int(payload["fastpitch.extract_batch_size"])

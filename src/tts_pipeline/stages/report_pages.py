@@ -94,8 +94,8 @@ def _vocoder_comparison(args: argparse.Namespace, clip_dir: Path) -> dict[str, l
 
     from tts_pipeline.data.manifest import read_manifest
     from tts_pipeline.inference.postprocess import write_wav
+    from tts_pipeline.models.hifigan.model_file import load_generator
     from tts_pipeline.report_pages import AudioEntry
-    from tts_pipeline.training.hifigan import load_generator
 
     vocoders = {
         "base HiFi-GAN": load_generator(args.hifigan_base, remove_weight_norm=True),

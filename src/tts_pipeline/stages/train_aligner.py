@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Any
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, log_every_n_steps, tracked
 
@@ -32,9 +31,10 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.files import write_json
     from tts_pipeline.models.aligner.data import AlignerDataset
+    from tts_pipeline.models.aligner.model_file import save_aligner
     from tts_pipeline.text import get_symbols
-    from tts_pipeline.training.aligner import choose_device, resume_hash, train_aligner
-    from tts_pipeline.training.checkpoint import CheckpointManager, save_model_file
+    from tts_pipeline.training.aligner import choose_device, fit, resume_hash
+    from tts_pipeline.training.checkpoint import CheckpointManager
 
     payload = load_stage_section(args, "train_aligner")
     cfg: AlignerConfig = parse_section(AlignerConfig, payload["aligner"], "aligner")
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> None:
         tags={"symbols": symbols, "device": str(device)},
         run_id=checkpoint.run_id if checkpoint else None,
     ) as run_log:
-        result = train_aligner(
+        result = fit(
             cfg,
             train_set,
             val_set,
@@ -77,14 +77,16 @@ def run(args: argparse.Namespace) -> None:
             run_id=run_log.run_id,
             log_every=log_every,
         )
-        extra: dict[str, Any] = {
-            "symbols": symbols,
-            "symbol_set": symbol_set,
-            "symbol_table": symbol_table,
-            "prior_scaling": cfg.prior_scaling,
-            "epoch": result.epoch,
-        }
-        save_model_file(args.model, result.model, result.model.model_config(), result.step, extra)
+        save_aligner(
+            args.model,
+            result.model,
+            step=result.step,
+            epoch=result.epoch,
+            symbols=symbols,
+            symbol_set=symbol_set,
+            symbol_table=symbol_table,
+            prior_scaling=cfg.prior_scaling,
+        )
         metrics = {**result.metrics, "symbols": symbols, "symbol_set": symbol_set}
         write_json(args.metrics, metrics)
         final = {key: value for key, value in metrics.items() if key.startswith("val_")}

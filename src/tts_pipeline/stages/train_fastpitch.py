@@ -3,7 +3,7 @@
 Reads the train/val manifests and, under ``--features-dir``, the mels, per-symbol durations, symbols and
 pitch, ``pitch_stats.json`` and ``durations.json`` (the symbol table). Writes ``model.pt`` (weights,
 model config, step, the symbol table and the text settings that encode new text, pitch statistics,
-audio section; :func:`tts_pipeline.training.fastpitch.load_fastpitch` rebuilds it) and ``metrics.json``
+audio section; :func:`tts_pipeline.models.fastpitch.model_file.load_fastpitch` rebuilds it) and ``metrics.json``
 (train and validation losses at the start and the end, frames/s, parameter count, device).
 
 Launch with ``torchrun --standalone --nproc_per_node=N -m tts_pipeline train_fastpitch ...`` for N GPUs
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json
     from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings
+    from tts_pipeline.models.fastpitch.model_file import save_fastpitch
     from tts_pipeline.training import fastpitch as trainer
     from tts_pipeline.training.checkpoint import CheckpointManager
     from tts_pipeline.training.distributed import distributed_session
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> None:
             tags=tags,
             run_id=checkpoint.run_id if checkpoint else None,
         ) as run_log:
-            result = trainer.train_fastpitch(
+            result = trainer.fit(
                 cfg,
                 datasets["train"],
                 datasets.get("val"),
@@ -116,7 +117,16 @@ def run(args: argparse.Namespace) -> None:
                 log_every=log_every_n_steps(),
             )
             if context.is_main:
-                trainer.save_fastpitch(args.model, result, text, pitch, audio)
+                save_fastpitch(
+                    args.model,
+                    result.model,
+                    step=result.step,
+                    epoch=result.epoch,
+                    learning_rate=result.learning_rate,
+                    text=text,
+                    pitch=pitch,
+                    audio=audio,
+                )
                 write_json(args.metrics, result.metrics)
                 figures = {"n_params": float(result.metrics["n_params"])}
                 for key, value in result.metrics.items():

@@ -1,7 +1,7 @@
 """Train the HiFi-GAN vocoder on audio segments (NVIDIA's recipe), one process per GPU or on the CPU.
 
 Reads the train/val manifests; writes ``model.pt`` (generator weights with weight norm, generator
-config, step, audio section; :func:`tts_pipeline.training.hifigan.load_generator` rebuilds it) and
+config, step, audio section; :func:`tts_pipeline.models.hifigan.model_file.load_generator` rebuilds it) and
 ``metrics.json``. Launch with ``torchrun --standalone --nproc_per_node=N -m tts_pipeline train_hifigan
 ...`` for N GPUs (``tts-pipeline lease-gpus --count N --stage -- train_hifigan ...`` does that inside a
 GPU lease), or as a plain command on the CPU. Resumable: checkpoints go to ``--work-dir`` every
@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.files import copy_file, write_json
     from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
+    from tts_pipeline.models.hifigan.model_file import save_generator
     from tts_pipeline.training import hifigan as trainer
     from tts_pipeline.training.checkpoint import CheckpointManager
     from tts_pipeline.training.distributed import distributed_session
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> None:
             clips = []
             if context.is_main and run_log.active and cfg.n_samples > 0:
                 clips = trainer.load_sample_clips(val_records, audio, cfg.n_samples, args.mels_dir)
-            result = trainer.train_hifigan(
+            result = trainer.fit(
                 cfg,
                 audio,
                 train_set,
@@ -129,7 +130,15 @@ def run(args: argparse.Namespace) -> None:
                 sample_clips=clips,
             )
             if context.is_main:
-                trainer.save_generator(args.model, result, audio)
+                save_generator(
+                    args.model,
+                    result.generator,
+                    audio,
+                    step=result.step,
+                    epoch=result.epoch,
+                    learning_rate=result.learning_rate,
+                    fine_tuned_from=result.metrics.get("fine_tuned_from"),
+                )
                 if args.state is not None:
                     copy_file(manager.paths()[-1], args.state)
                 write_json(args.metrics, result.metrics)

@@ -27,9 +27,16 @@ from tts_pipeline.models.aligner.loss import (
     hard_alignment,
 )
 from tts_pipeline.models.aligner.model import Aligner, AlignerOutput
+from tts_pipeline.precision import Precision
 from tts_pipeline.training import distributed
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
-from tts_pipeline.training.engine import MetricsSink, Precision, TrainingDiverged
+from tts_pipeline.training.engine import (
+    MetricsSink,
+    RunningMeans,
+    ThroughputMeter,
+    TrainingDiverged,
+    last_checkpoint_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -188,8 +195,7 @@ def save_state(manager: CheckpointManager, state: TrainState, run_id: str | None
 
 
 def _diverged(state: TrainState, manager: CheckpointManager, what: str) -> TrainingDiverged:
-    saved = manager.paths()
-    last = f"the last good checkpoint is {saved[-1]}" if saved else "no checkpoint was saved yet"
+    last = last_checkpoint_text(manager.paths())
     return TrainingDiverged(
         f"train_aligner: non-finite {what} at step {state.step + 1} (epoch {state.epoch}); {last}. "
         "Try a lower aligner.learning_rate or aligner.grad_clip, or amp: off."
@@ -223,36 +229,14 @@ def train_step(
     return losses
 
 
-class _Window:
-    """Running sums of train figures between two log lines."""
+def _window_summary(means: RunningMeans, meter: ThroughputMeter, kl_weight: float) -> dict[str, float]:
+    """Mean train losses, the binarisation weight and the throughput of the steps since the last reset."""
+    frames_per_s, steps_per_s = meter.rate()  # one "item" per step
+    return {**means.means("train_"), "kl_weight": kl_weight, "frames_per_s": frames_per_s, "steps_per_s": steps_per_s}
 
-    def __init__(self) -> None:
-        self.reset()
 
-    def reset(self) -> None:
-        self.steps = 0
-        self.frames = 0
-        self.loss = self.ctc = self.bin = 0.0
-        self.started = time.perf_counter()
-
-    def add(self, losses: AlignerLosses, frames: int) -> None:
-        self.steps += 1
-        self.frames += frames
-        self.loss += float(losses.total.detach())
-        self.ctc += float(losses.ctc.detach())
-        self.bin += float(losses.bin.detach())
-
-    def summary(self, kl_weight: float) -> dict[str, float]:
-        elapsed = max(time.perf_counter() - self.started, 1e-9)
-        n = max(self.steps, 1)
-        return {
-            "train_loss": self.loss / n,
-            "train_ctc": self.ctc / n,
-            "train_bin": self.bin / n,
-            "kl_weight": kl_weight,
-            "frames_per_s": self.frames / elapsed,
-            "steps_per_s": self.steps / elapsed,
-        }
+def _step_figures(losses: AlignerLosses) -> dict[str, float]:
+    return {"loss": float(losses.total.detach()), "ctc": float(losses.ctc.detach()), "bin": float(losses.bin.detach())}
 
 
 def _loader(dataset: AlignerDataset, sampler: LengthBucketBatchSampler, cfg: AlignerConfig, device: torch.device):
@@ -265,7 +249,7 @@ def _loader(dataset: AlignerDataset, sampler: LengthBucketBatchSampler, cfg: Ali
     )
 
 
-def train_aligner(
+def fit(
     cfg: AlignerConfig,
     train_set: AlignerDataset,
     val_set: AlignerDataset | None,
@@ -293,6 +277,11 @@ def train_aligner(
         metrics: Receives train figures every ``log_every`` steps and validation figures per epoch.
         run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
         on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
+
+    Where the section's settings go: the model's sizes, ``learning_rate``, ``weight_decay`` and ``amp``
+    (the scaler) to :func:`build_state`; ``batch_size``, ``seed``, ``num_workers`` and ``prior_scaling``
+    to the batches; ``binarization_*`` to each epoch's binarisation weight; ``amp`` and ``grad_clip`` to
+    :func:`train_step`; ``epochs``, ``max_steps`` and ``checkpoint_every_n_steps`` to the loop here.
 
     Returns:
         :class:`TrainingResult`; ``metrics`` holds the final validation figures, throughput and the
@@ -326,8 +315,10 @@ def train_aligner(
     steps_run = frames_run = 0
     saved_step = state.step if checkpoint is not None else -1
     state.model.train()
-    window = _Window()
-    epoch_window = _Window()
+    # Figures of the current log window and of the current epoch (the same steps, reset at other times).
+    context = distributed.DistributedContext(device=device)
+    window, window_meter = RunningMeans(), ThroughputMeter(context)
+    epoch_means, epoch_meter = RunningMeans(), ThroughputMeter(context)
     while not done():
         kl_weight = binarization_weight(state.epoch, cfg.binarization_start_epoch, cfg.binarization_warmup_epochs)
         sampler.set_epoch(state.epoch, skip=state.batch_in_epoch)
@@ -335,16 +326,21 @@ def train_aligner(
             batch = batch.to(device)
             losses = train_step(state, batch, kl_weight, cfg, manager)
             frames = int(batch.mel_lengths.sum())
-            window.add(losses, frames)
-            epoch_window.add(losses, frames)
+            for means, meter in ((window, window_meter), (epoch_means, epoch_meter)):
+                means.add(_step_figures(losses))
+                meter.add(frames, items=1)
             steps_run += 1
             frames_run += frames
             if state.step % log_every == 0 and sink is not None:
-                sink.log_metrics({**window.summary(kl_weight), "epoch": state.epoch}, step=state.step)
+                summary = _window_summary(window, window_meter, kl_weight)
+                sink.log_metrics({**summary, "epoch": state.epoch}, step=state.step)
                 window.reset()
+                window_meter.reset()
             if state.batch_in_epoch >= batches_per_epoch:
-                _finish_epoch(state, epoch_window.summary(kl_weight), val_loader, kl_weight, device, cfg, sink)
-                epoch_window.reset()
+                summary = _window_summary(epoch_means, epoch_meter, kl_weight)
+                _finish_epoch(state, summary, val_loader, kl_weight, device, cfg, sink)
+                epoch_means.reset()
+                epoch_meter.reset()
             if state.step % cfg.checkpoint_every_n_steps == 0:
                 checkpoint_now()
                 saved_step = state.step

@@ -1,4 +1,4 @@
-"""Resumable training checkpoints and final model files, for every trainer.
+"""Resumable training checkpoints, for every trainer.
 
 A checkpoint (``R/work/<stage>/step-<N>.pt``) holds named state dicts (models, optimisers, scalers,
 schedulers), the step and epoch, the RNG states of torch, numpy and Python, the hash of the config
@@ -12,8 +12,8 @@ that made it and the MLflow run id, so a killed job continues where it stopped a
 - Everything is stored as tensors and plain Python types, so ``torch.load(weights_only=True)`` reads
   it and loading a checkpoint cannot run code.
 
-A model file (``R/<stage>/model.pt``) is separate: weights, the model's constructor arguments, the
-step and stage-specific extras, so the model is rebuilt from the file alone.
+The final model file (``R/<stage>/model.pt``) is another format, owned by the models:
+:mod:`tts_pipeline.models.model_file`.
 """
 
 from __future__ import annotations
@@ -23,22 +23,20 @@ import logging
 import random
 import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
 
-from tts_pipeline.errors import UserError
 from tts_pipeline.files import atomic_path, write_json
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_FORMAT = 1
-MODEL_FILE_FORMAT = 1
 _NAME = re.compile(r"^step-(\d+)\.pt$")
 _MARKER = "config.json"
 _SUPERSEDED = "superseded"
@@ -256,100 +254,3 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         run_id=payload.get("run_id"),
         extra=payload.get("extra") or {},
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# final model files
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ModelFile:
-    """A loaded model file.
-
-    Attributes:
-        state_dict: The model's weights.
-        model_config: Constructor arguments of the model.
-        step: Training step the weights come from.
-        extra: Stage-specific plain values (e.g. the symbol table).
-    """
-
-    state_dict: dict[str, torch.Tensor]
-    model_config: dict[str, Any]
-    step: int
-    extra: dict[str, Any]
-
-
-def save_model_file(
-    path: str | Path,
-    model: torch.nn.Module,
-    model_config: Mapping[str, Any],
-    step: int,
-    extra: Mapping[str, Any] | None = None,
-) -> None:
-    """Write a model file atomically: weights (on the CPU), constructor arguments, step and extras."""
-    payload = {
-        "format": MODEL_FILE_FORMAT,
-        "state_dict": {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()},
-        "model_config": dict(model_config),
-        "step": int(step),
-        "extra": dict(extra or {}),
-    }
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
-
-
-def load_model_file(path: str | Path) -> ModelFile:
-    """Read a model file written by :func:`save_model_file` (``weights_only=True``).
-
-    Raises UserError naming the file when it is missing or not a model file.
-    """
-    path = Path(path)
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise UserError(f"model file not found: {path}") from None
-    except Exception as error:
-        raise UserError(f"model file {path} does not load ({error})") from None
-    if not isinstance(payload, dict) or payload.get("format") != MODEL_FILE_FORMAT:
-        raise UserError(f"{path}: not a model file of format {MODEL_FILE_FORMAT}")
-    return ModelFile(
-        state_dict=payload["state_dict"],
-        model_config=payload["model_config"],
-        step=int(payload["step"]),
-        extra=payload.get("extra") or {},
-    )
-
-
-ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
-
-
-def rebuild_model(
-    path: str | Path,
-    build: Callable[[dict[str, Any]], ModuleT],
-    *,
-    what: str,
-    required_extra: Sequence[str] = (),
-) -> tuple[ModuleT, ModelFile]:
-    """A model rebuilt from its model file alone, weights loaded, in eval mode on the CPU.
-
-    Args:
-        path: The model file.
-        build: Makes the module from the file's ``model_config`` (e.g. a ``from_config`` classmethod).
-        what: The model's name for messages ("HiFi-GAN", "FastPitch").
-        required_extra: Extras the file must record to be this kind of model file.
-
-    Raises:
-        UserError naming the file when it is missing, of another kind, or does not fit its own config.
-    """
-    model_file = load_model_file(path)
-    missing = [key for key in required_extra if key not in model_file.extra]
-    if missing:
-        raise UserError(f"{path}: not a {what} model file (it records no {', '.join(missing)})")
-    try:
-        module = build(dict(model_file.model_config))
-        module.load_state_dict(model_file.state_dict)
-    except (ValueError, TypeError, KeyError, RuntimeError) as error:
-        raise UserError(f"{path}: the {what} model does not rebuild from its own config ({error})") from None
-    module.eval()
-    return module, model_file

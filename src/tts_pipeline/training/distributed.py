@@ -172,6 +172,18 @@ class DistributedContext:
         return list(range(self.rank, n_items, self.world_size))
 
 
+def no_sync(module: nn.Module, skip_sync: bool) -> contextlib.AbstractContextManager[Any]:
+    """DDP's ``no_sync`` when asked and ``module`` is DDP-wrapped (see :meth:`DistributedContext.wrap`);
+    nothing otherwise.
+
+    Gradient accumulation backpropagates several micro-batches per optimiser step; only the last
+    backward needs to all-reduce, so the others run under ``no_sync``.
+    """
+    if skip_sync and hasattr(module, "no_sync"):
+        return module.no_sync()
+    return contextlib.nullcontext()
+
+
 @dataclass(frozen=True)
 class LengthBuckets:
     """How :class:`ResumableSampler` groups items of similar length (see :func:`bucketed_order`).

@@ -1,4 +1,4 @@
-"""What every trainer shares: precision (AMP), gradient accumulation, data loaders, finding the checkpoint
+"""What every trainer shares: gradient accumulation, data loaders, finding the checkpoint
 to resume, throughput, NaN/Inf guard, seeding, learning-rate helpers and running means for log lines.
 
 Throughput unit. :class:`ThroughputMeter` counts *real mel frames*: a HiFi-GAN item of
@@ -13,29 +13,24 @@ it counts mel bins, reference 2.11), so for the recipe's shapes
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import random
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 from tts_pipeline.errors import UserError
+from tts_pipeline.timers import synchronize
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.distributed import DistributedContext
 
 log = logging.getLogger(__name__)
-
-AmpMode = Literal["off", "fp16", "bf16"]
-_AMP_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
 
 class MetricsSink(Protocol):
     """Where metrics go (a :class:`tts_pipeline.tracking.StageRun`, or anything with this method)."""
@@ -50,51 +45,6 @@ class ArtifactSink(MetricsSink, Protocol):
     def active(self) -> bool: ...
 
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None: ...
-
-
-# --------------------------------------------------------------------------------------------------
-# precision
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Precision:
-    """The mixed-precision policy in force on one device.
-
-    Attributes:
-        amp: The effective mode: ``off``, ``fp16`` (autocast + gradient scaling) or ``bf16``
-            (autocast, no scaling: bf16 has fp32's range).
-        device: The training device.
-    """
-
-    amp: AmpMode
-    device: torch.device
-
-    def autocast(self) -> contextlib.AbstractContextManager[object]:
-        """Autocast for forward passes and losses (a no-op context when AMP is off)."""
-        if self.amp == "off":
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=_AMP_DTYPES[self.amp])
-
-    def grad_scaler(self) -> torch.amp.GradScaler:
-        """A gradient scaler, enabled only for fp16 (disabled, it passes losses and steps through)."""
-        return torch.amp.GradScaler(self.device.type, enabled=self.amp == "fp16")
-
-
-def resolve_precision(amp: str, device: torch.device, *, key: str = "amp") -> Precision:
-    """The precision to use for config value ``amp`` on ``device``.
-
-    AMP is a CUDA feature here: on the CPU it is switched off with a log line (the config stays
-    valid for GPU and CPU runs alike). bf16 on a GPU without bf16 support is an error naming ``key``.
-    """
-    if amp not in ("off", "fp16", "bf16"):
-        raise UserError(f"{key}: expected 'off', 'fp16' or 'bf16', got {amp!r}")
-    if amp != "off" and device.type != "cuda":
-        log.info("%s is %r but training runs on the %s; AMP is off", key, amp, device.type)
-        return Precision("off", device)
-    if amp == "bf16" and not torch.cuda.is_bf16_supported():
-        raise UserError(f"{key}: 'bf16' is not supported by {torch.cuda.get_device_name(device)}; use 'fp16' or 'off'")
-    return Precision(amp, device)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -226,12 +176,6 @@ def check_finite(
 # --------------------------------------------------------------------------------------------------
 # throughput
 # --------------------------------------------------------------------------------------------------
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for queued device work, so that a clock read measures finished work."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 class ThroughputMeter:

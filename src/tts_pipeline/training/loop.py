@@ -1,7 +1,8 @@
 """The epoch loop every epoch-based trainer shares (HiFi-GAN, FastPitch): where an epoch starts and stops,
 resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and the figures that every
 ``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies the step, the validation,
-the checkpoint contents and its own figures.
+the checkpoint contents and its own figures; its ``fit(...)`` builds the state, restores a checkpoint or
+applies its own initialisation, then calls :meth:`EpochLoop.run`.
 
 One optimiser step takes ``k`` micro-batches of ``batch_size`` items per process
 (:func:`tts_pipeline.training.engine.accumulation_steps`); an epoch is ``steps_per_epoch`` such steps
@@ -80,6 +81,27 @@ class LoopState(Protocol):
 
 
 @dataclass
+class LoopIO:
+    """What a training run runs on and where its outputs go (the same for every trainer).
+
+    Attributes:
+        context: Processes and device.
+        manager: Checkpoints (written by rank 0).
+        sink: Tracking run; kept on rank 0 only.
+        run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
+        log_every: Training figures every this many steps.
+        on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
+    """
+
+    context: DistributedContext
+    manager: CheckpointManager
+    sink: MetricsSink | None = None
+    run_id: str | None = None
+    log_every: int = 50
+    on_checkpoint: Callable[[Any], None] | None = None
+
+
+@dataclass
 class StepReport:
     """What one optimiser step reports: its figures (reduced over processes) and the real mel frames
     and items it trained on in this process."""
@@ -92,19 +114,15 @@ class StepReport:
 class EpochLoop:
     """Epoch bookkeeping around a trainer's step (module docstring).
 
-    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate`,
-    :meth:`save_checkpoint` and :meth:`restore`; the other hooks are optional.
+    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate` and
+    :meth:`save_checkpoint`; the other hooks are optional. Restoring a checkpoint into the state is the
+    trainer's ``fit``'s job, before :meth:`run`.
 
     Args:
         cfg: The trainer's config section (:class:`LoopSettings`).
         section: Its name, for messages (``"hifigan"``).
         train_set: Training items; batches come from a DataLoader over this rank's share.
-        context: Processes and device.
-        manager: Checkpoints (written by rank 0).
-        sink: Tracking run; kept on rank 0 only.
-        run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
-        log_every: Training figures every this many steps.
-        on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
+        io: Processes, checkpoints, tracking (:class:`LoopIO`).
         buckets: Group the training items by length (global batches of similar lengths); None = random
             batches.
         loader_options: More DataLoader options (``collate_fn``).
@@ -120,20 +138,16 @@ class EpochLoop:
         cfg: LoopSettings,
         section: str,
         train_set: Dataset[Any],
+        io: LoopIO,
         *,
-        context: DistributedContext,
-        manager: CheckpointManager,
-        sink: MetricsSink | None,
-        run_id: str | None,
-        log_every: int,
-        on_checkpoint: Callable[[Any], None] | None,
         buckets: LengthBuckets | None = None,
         **loader_options: Any,
     ) -> None:
         self.cfg, self.section, self.train_set = cfg, section, train_set
-        self.context, self.manager = context, manager
-        self.sink = sink if context.is_main else None  # only rank 0 logs
-        self.run_id, self.log_every, self.on_checkpoint = run_id, log_every, on_checkpoint
+        context = io.context
+        self.context, self.manager = context, io.manager
+        self.sink = io.sink if context.is_main else None  # only rank 0 logs
+        self.run_id, self.log_every, self.on_checkpoint = io.run_id, io.log_every, io.on_checkpoint
         self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section=section)
         self.sampler = context.sampler(train_set, seed=cfg.seed, buckets=buckets)
         self.loader = make_loader(
@@ -178,13 +192,6 @@ class EpochLoop:
         """Write the state with :attr:`manager` (called on rank 0 only)."""
         raise NotImplementedError
 
-    def restore(self, checkpoint: Checkpoint) -> None:
-        """Load ``checkpoint`` into the state (RNG states on rank 0 only, see :meth:`start`)."""
-        raise NotImplementedError
-
-    def on_fresh_start(self) -> None:
-        """Called once on a fresh start, before the first validation (e.g. fine-tuning weights)."""
-
     def begin_epoch(self, epoch: int) -> None:
         """Called before the steps of an epoch (train mode, the dataset's epoch)."""
 
@@ -212,18 +219,17 @@ class EpochLoop:
         return state.epoch > cfg.epochs or (cfg.max_steps is not None and state.step >= cfg.max_steps)
 
     def start(self, checkpoint: Checkpoint | None) -> None:
-        """Resume from ``checkpoint``, or start fresh and validate once before training."""
+        """Continue from ``checkpoint`` (already restored into the state, RNG states on rank 0 only), or
+        start fresh and validate once before training."""
         state, cfg, context = self.state, self.cfg, self.context
         if checkpoint is not None:
             # Rank 0 continues its saved RNG stream exactly; the other ranks reseed from (seed, rank, step).
-            self.restore(checkpoint)
             if not context.is_main:
                 seed_everything(cfg.seed + 1000 * checkpoint.step, context.rank)
             self.resumed_from = self.saved_step = checkpoint.step
             log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
         else:
             seed_everything(cfg.seed, context.rank)
-            self.on_fresh_start()
             first = self.validate(0)
             state.history.append({"epoch": 0.0, "step": 0.0, **first})
             if first:
@@ -231,7 +237,7 @@ class EpochLoop:
         self.started = time.perf_counter()
 
     def run(self, checkpoint: Checkpoint | None) -> None:
-        """Start (or resume) and train until :meth:`done`."""
+        """Start (or continue from ``checkpoint``, already restored) and train until :meth:`done`."""
         self.start(checkpoint)
         while not self.done() and self.run_epoch():
             pass

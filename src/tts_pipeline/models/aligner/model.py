@@ -9,7 +9,6 @@ becomes sharp and monotonic, and MAS on it gives per-symbol durations.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -129,44 +128,3 @@ class Aligner(nn.Module):
                 scores = log_attn.masked_fill(padded, _PADDED_LOGPROB) + log_prior
             attn_soft = F.softmax(scores.masked_fill(padded, float("-inf")), dim=3)
         return AlignerOutput(attn_soft=attn_soft, attn_logprob=scores)
-
-
-@dataclass(frozen=True)
-class AlignerInfo:
-    """What a trained aligner's file says besides its weights.
-
-    Attributes:
-        step: Training step of the weights.
-        symbols: Symbol mode the text was encoded with (``"characters"`` or ``"arpabet"``).
-        symbol_set: Symbol set name (``text.symbol_set``).
-        symbol_table: The symbols in id order, as trained.
-        prior_scaling: Beta-binomial prior scaling used in training (0 = no prior); inference should
-            use the same prior.
-        extra: Everything the file carries besides weights, config and step.
-    """
-
-    step: int
-    symbols: str
-    symbol_set: str
-    symbol_table: list[str]
-    prior_scaling: float
-    extra: dict[str, Any]
-
-
-def load_aligner(path: str | Path, device: torch.device | str = "cpu") -> tuple[Aligner, AlignerInfo]:
-    """Rebuild a trained aligner from its ``model.pt`` alone, in eval mode on ``device``."""
-    from tts_pipeline.training.checkpoint import load_model_file
-
-    model_file = load_model_file(path)
-    model = Aligner.from_config(model_file.model_config)
-    model.load_state_dict(model_file.state_dict)
-    extra = model_file.extra
-    info = AlignerInfo(
-        step=model_file.step,
-        symbols=str(extra.get("symbols", "characters")),
-        symbol_set=str(extra.get("symbol_set", "")),
-        symbol_table=list(extra.get("symbol_table", [])),
-        prior_scaling=float(extra.get("prior_scaling", 1.0)),
-        extra=dict(extra),
-    )
-    return model.to(device).eval(), info

@@ -1,5 +1,7 @@
-"""HiFi-GAN: generator, multi-period and multi-scale discriminators, losses, training segments."""
+"""HiFi-GAN: generator, multi-period and multi-scale discriminators (and the pair as one module), losses,
+training segments; its model file is :mod:`tts_pipeline.models.hifigan.model_file`."""
 
+from tts_pipeline.models.hifigan.discriminator_pair import Discriminators, DiscriminatorsOutput, split_output
 from tts_pipeline.models.hifigan.discriminators import (
     DiscriminatorOutput,
     MultiPeriodDiscriminator,
@@ -18,6 +20,8 @@ from tts_pipeline.models.hifigan.loss import (
 
 __all__ = [
     "DiscriminatorOutput",
+    "Discriminators",
+    "DiscriminatorsOutput",
     "Generator",
     "GeneratorLosses",
     "MultiPeriodDiscriminator",
@@ -28,4 +32,5 @@ __all__ = [
     "generator_losses",
     "mel_loss",
     "multi_resolution_stft_loss",
+    "split_output",
 ]

@@ -1,0 +1,90 @@
+"""The FastPitch model file: weights, constructor arguments, step and epoch, the text settings with the
+symbol table, the pitch statistics and the audio section (format of :mod:`tts_pipeline.models.model_file`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline.config import AudioConfig
+from tts_pipeline.errors import UserError
+from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
+from tts_pipeline.models.fastpitch.model import FastPitch
+from tts_pipeline.models.model_file import rebuild_model, save_model_file
+
+
+@dataclass
+class FastPitchInfo:
+    """What a FastPitch model file says besides the weights.
+
+    Attributes:
+        step: Training step of the weights.
+        epoch: Epoch reached.
+        model_config: The constructor arguments (:meth:`FastPitch.model_config`).
+        text: The symbol table and how text becomes ids (cleaners, symbol kind and set).
+        pitch: The pitch statistics the model's pitch is normalised with.
+        audio: The audio section its mels follow (a vocoder must use the same).
+    """
+
+    step: int
+    epoch: int
+    model_config: dict[str, Any]
+    text: TextSettings
+    pitch: PitchStats
+    audio: AudioConfig
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return self.text.symbols
+
+
+def save_fastpitch(
+    path: str | Path,
+    model: FastPitch,
+    *,
+    step: int,
+    epoch: int,
+    learning_rate: float,
+    text: TextSettings,
+    pitch: PitchStats,
+    audio: AudioConfig,
+) -> None:
+    """Write ``model.pt``: weights, constructor arguments, step and epoch, the text settings with the
+    symbol table, the pitch statistics and the audio section."""
+    extra = {
+        "kind": "fastpitch",
+        "epoch": epoch,
+        "learning_rate": learning_rate,
+        "text": text.as_dict(),
+        "pitch_mean": pitch.mean,
+        "pitch_std": pitch.std,
+        "audio": audio.model_dump(mode="json"),
+    }
+    save_model_file(path, model, model.model_config(), step, extra)
+
+
+def load_fastpitch(path: str | Path) -> tuple[FastPitch, FastPitchInfo]:
+    """Rebuild FastPitch from a model file alone (``weights_only``), in eval mode on the CPU.
+
+    Raises UserError naming the file when it is missing, not a FastPitch file, or does not fit its config.
+    """
+    model, model_file = rebuild_model(
+        path, FastPitch.from_config, what="FastPitch", required_extra=("text", "pitch_mean", "pitch_std", "audio")
+    )
+    extra = model_file.extra
+    text = TextSettings.from_dict(extra["text"])
+    if len(text.symbols) != int(model_file.model_config["n_symbols"]):
+        raise UserError(
+            f"{path}: its symbol table has {len(text.symbols)} symbols but the model "
+            f"{model_file.model_config['n_symbols']}"
+        )
+    info = FastPitchInfo(
+        step=model_file.step,
+        epoch=int(extra.get("epoch", 0)),
+        model_config=dict(model_file.model_config),
+        text=text,
+        pitch=PitchStats(float(extra["pitch_mean"]), float(extra["pitch_std"])),
+        audio=AudioConfig.model_validate(extra["audio"]),
+    )
+    return model, info

@@ -1,0 +1,74 @@
+"""The HiFi-GAN model file: the generator (weight norm kept), its config, the step, the audio section
+its mels follow and the learning rate fine-tuning continues from (format of
+:mod:`tts_pipeline.models.model_file`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline.config import AudioConfig
+from tts_pipeline.models.hifigan.generator import Generator
+from tts_pipeline.models.model_file import rebuild_model, save_model_file
+
+
+@dataclass
+class GeneratorInfo:
+    """What a HiFi-GAN model file says besides the weights.
+
+    Attributes:
+        step: Training step of the weights.
+        epoch: Epoch reached.
+        audio: The audio section the generator was trained with (its mels must match).
+        model_config: The generator's constructor arguments.
+        learning_rate: The generator lr when training stopped (fine-tuning continues from it).
+        fine_tuned_from: The weights fine-tuning started from, if any.
+    """
+
+    step: int
+    epoch: int
+    audio: AudioConfig
+    model_config: dict[str, Any]
+    learning_rate: float | None
+    fine_tuned_from: str | None
+
+
+def save_generator(
+    path: str | Path,
+    generator: Generator,
+    audio_cfg: AudioConfig,
+    *,
+    step: int,
+    epoch: int,
+    learning_rate: float | None,
+    fine_tuned_from: str | None,
+) -> None:
+    """Write ``model.pt``: generator weights (weight norm kept), its config, step, audio section, lr."""
+    extra = {
+        "audio": audio_cfg.model_dump(mode="json"),
+        "epoch": epoch,
+        "learning_rate": learning_rate,
+        "fine_tuned_from": fine_tuned_from,
+    }
+    save_model_file(path, generator, generator.model_config(), step, extra)
+
+
+def load_generator(path: str | Path, *, remove_weight_norm: bool = False) -> tuple[Generator, GeneratorInfo]:
+    """Rebuild the generator from a model file alone, in eval mode on the CPU.
+
+    ``remove_weight_norm=True`` folds the weight norms for inference (same output, faster).
+    Raises UserError naming the file when it is missing, foreign or does not fit its own config.
+    """
+    generator, model = rebuild_model(path, Generator.from_config, what="HiFi-GAN", required_extra=("audio",))
+    if remove_weight_norm:
+        generator.remove_weight_norm()
+    info = GeneratorInfo(
+        step=model.step,
+        epoch=int(model.extra.get("epoch", 0)),
+        audio=AudioConfig.model_validate(model.extra["audio"]),
+        model_config=model.model_config,
+        learning_rate=model.extra.get("learning_rate"),
+        fine_tuned_from=model.extra.get("fine_tuned_from"),
+    )
+    return generator, info

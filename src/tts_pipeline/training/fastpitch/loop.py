@@ -1,0 +1,184 @@
+"""FastPitch's training entry, :func:`fit`, and its epoch loop (step, validation with plots, checkpoints on
+the shared :class:`tts_pipeline.training.loop.EpochLoop`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from torch.utils.data import Subset
+
+from tts_pipeline.config import FastPitchConfig
+from tts_pipeline.models.fastpitch import FastPitch
+from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
+from tts_pipeline.precision import resolve_precision
+from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
+from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
+from tts_pipeline.training.engine import ArtifactSink, learning_rate, make_loader
+from tts_pipeline.training.fastpitch.state import FastPitchState, build_state
+from tts_pipeline.training.fastpitch.step import Runtime, loss_names, train_step
+from tts_pipeline.training.fastpitch.validation import evaluate, log_plots
+from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
+
+
+@dataclass
+class TrainingResult:
+    """The trained model (eval mode) and the figures that go into ``metrics.json``."""
+
+    model: FastPitch
+    step: int
+    epoch: int
+    learning_rate: float
+    metrics: dict[str, Any]
+
+
+def fit(
+    cfg: FastPitchConfig,
+    train_set: FastPitchDataset,
+    val_set: FastPitchDataset | None,
+    *,
+    text: TextSettings,
+    pitch: PitchStats,
+    frame_period_s: float,
+    manager: CheckpointManager,
+    context: DistributedContext | None = None,
+    checkpoint: Checkpoint | None = None,
+    sink: ArtifactSink | None = None,
+    run_id: str | None = None,
+    log_every: int = 50,
+    on_checkpoint: Callable[[FastPitchState], None] | None = None,
+) -> TrainingResult:
+    """Train (or continue) FastPitch until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
+
+    Args:
+        cfg: The ``fastpitch`` section.
+        train_set, val_set: Utterances (:class:`FastPitchDataset`); ``val_set`` may be None or empty.
+        text: The symbol table (its size is the model's ``n_symbols``) and its origin (plot labels).
+        pitch: Pitch statistics (stored in the model's buffers; plots convert to Hz with them).
+        frame_period_s: ``hop / sampling_rate``, for plot axes.
+        manager: Where checkpoints go (written by rank 0).
+        context: Processes and device; default a single process on the CPU.
+        checkpoint: Resume from it (see :func:`tts_pipeline.training.engine.find_resume_checkpoint`).
+        sink: Tracking run (rank 0): train figures every ``log_every`` steps, validation losses, plots.
+        run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
+        on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
+
+    Where the section's settings go: the loop's (epochs, batches, cadences, seed) and
+    ``length_bucketing`` / ``bucket_pool`` to :class:`tts_pipeline.training.loop.EpochLoop`; the model,
+    optimiser and ``learning_rate`` / ``warmup_steps`` to :func:`build_state` and the step's Noam rate;
+    ``amp`` to the precision; the loss scales and ``grad_clip`` to :func:`train_step` (via
+    :class:`Runtime`); ``n_plots`` to :meth:`_Loop.validate`.
+    """
+    loop = _Loop(
+        cfg,
+        train_set,
+        val_set,
+        text,
+        pitch,
+        frame_period_s,
+        LoopIO(context or DistributedContext(), manager, sink, run_id, log_every, on_checkpoint),
+    )
+    if checkpoint is not None:
+        # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
+        loop.state.restore(checkpoint, restore_rng=loop.context.is_main)
+    loop.run(checkpoint)
+    return loop.result()
+
+
+class _Loop(EpochLoop):
+    """FastPitch's step, validation with plots and checkpoints on the shared epoch loop;
+    :func:`fit` is the public entry."""
+
+    state: FastPitchState
+
+    def __init__(
+        self,
+        cfg: FastPitchConfig,
+        train_set: FastPitchDataset,
+        val_set: FastPitchDataset | None,
+        text: TextSettings,
+        pitch: PitchStats,
+        frame_period_s: float,
+        io: LoopIO,
+    ) -> None:
+        buckets = None
+        if cfg.length_bucketing:
+            buckets = LengthBuckets(train_set.mel_lengths, group_size=cfg.global_batch_size, pool=cfg.bucket_pool)
+        super().__init__(cfg, "fastpitch", train_set, io, buckets=buckets, collate_fn=collate)
+        context = self.context
+        self.fastpitch = cfg
+        self.val_set = val_set if val_set is not None and len(val_set) else None
+        self.text, self.pitch, self.frame_period_s = text, pitch, frame_period_s
+        self.precision = resolve_precision(cfg.amp, context.device, key="fastpitch.amp")
+        self.state = build_state(cfg, len(text.symbols), train_set.n_mels, pitch, self.precision)
+        self.names = loss_names(self.state.model.energy_conditioning)
+        self.runtime = Runtime(
+            context=context,
+            precision=self.precision,
+            model=context.wrap(self.state.model),
+            cfg=cfg,
+            accumulation=self.k,
+        )
+        self.val_loader = None
+        if self.val_set is not None:
+            shard = Subset(self.val_set, context.shard(len(self.val_set)))
+            self.val_loader = make_loader(
+                shard, cfg.batch_size, min(cfg.num_workers, 1), context.device, collate_fn=collate
+            )
+
+    # -- hooks of the epoch loop -------------------------------------------------------------------
+
+    def validate(self, epoch: int) -> dict[str, float]:
+        """Validation losses (logged), and plots of the first ``n_plots`` utterances when tracking."""
+        if self.val_loader is None:
+            return {}
+        figures = evaluate(self.state, self.runtime, self.val_loader)
+        if self.sink is not None:
+            self.sink.log_metrics(figures, step=self.state.step)
+            if getattr(self.sink, "active", False) and self.fastpitch.n_plots > 0:
+                assert self.val_set is not None
+                count = min(self.fastpitch.n_plots, len(self.val_set))
+                batch = collate([self.val_set[index] for index in range(count)])
+                log_plots(self.state.model, batch, self.text, self.pitch, self.frame_period_s, self.sink, epoch)
+        return figures
+
+    def save_checkpoint(self) -> None:
+        extra = {**self.state.extra(), "world_size": self.context.world_size, "accumulation": self.k}
+        self.manager.save(self.state.step, self.state.epoch, self.state.states(), run_id=self.run_id, extra=extra)
+
+    def begin_epoch(self, epoch: int) -> None:
+        self.state.model.train()
+
+    def train_step(self, batches: Sequence[Any]) -> StepReport:
+        state = self.state
+        micro_batches = [batch.to(self.context.device, non_blocking=True) for batch in batches]
+        figures = train_step(state, self.runtime, micro_batches, checkpoints=self.manager.paths())
+        if not state.first_losses:
+            state.first_losses = {name: figures[name] for name in self.names}
+        frames = sum(batch.frames for batch in micro_batches)
+        return StepReport(figures=figures, frames=frames, items=sum(batch.size for batch in micro_batches))
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def result(self) -> TrainingResult:
+        """Final checkpoint and validation (unless just done), and the run's figures."""
+        state, cfg = self.state, self.fastpitch
+        run = self.finish()
+        rate = learning_rate(state.optimizer)
+        metrics: dict[str, Any] = {
+            **run.metrics,
+            "amp": self.precision.amp,
+            "optimizer": cfg.optimizer,
+            "n_params": sum(parameter.numel() for parameter in state.model.parameters()),
+            "n_symbols": len(self.text.symbols),
+            "n_val": len(self.val_set) if self.val_set is not None else 0,
+            "learning_rate": rate,
+            **{f"train_{name}_start": state.first_losses.get(name) for name in self.names},
+            **{f"train_{name}": run.last_train.get(f"train_{name}") for name in self.names},
+            **{f"val_{name}_start": run.first_val.get(f"val_{name}") for name in self.names},
+            **{f"val_{name}": run.final_val.get(f"val_{name}") for name in self.names},
+            "history": state.history,
+        }
+        state.model.eval()
+        return TrainingResult(model=state.model, step=state.step, epoch=run.epoch, learning_rate=rate, metrics=metrics)
