@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import torch
 
+from tts_pipeline.commands import alignment_error
 from tts_pipeline.data.textgrid import Interval, write_textgrid
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.alignment_eval import word_spans_from_symbols
 from tts_pipeline.files import save_npy, write_json, write_jsonl
-from tts_pipeline.commands import alignment_error
 from tts_pipeline.stages import durations
 from tts_pipeline.text import encode, get_symbols
 

@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AlignerConfig, parse_section
     from tts_pipeline.data.manifest import manifest_path, read_manifest
+    from tts_pipeline.features.layout import MELS, FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.aligner.data import AlignerDataset
     from tts_pipeline.models.aligner.model_file import save_aligner
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> None:
     symbols = cfg.symbols
     symbol_table = get_symbols(symbol_set)
 
-    mels_dir = args.features_dir / "mels"
+    mels_dir = FeatureLayout(args.features_dir).folder(MELS)
     train_set, val_set = (
         AlignerDataset(read_manifest(manifest_path(args.manifest_dir, split)), mels_dir, n_mels, symbols, symbol_set)
         for split in ("train", "val")

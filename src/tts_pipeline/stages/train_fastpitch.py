@@ -24,8 +24,6 @@ from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, 
 log = logging.getLogger(__name__)
 
 STAGE = "train_fastpitch"
-PITCH_STATS_NAME = "pitch_stats.json"
-DURATIONS_INDEX_NAME = "durations.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--features-dir",
         type=Path,
         required=True,
-        help=f"features folder: mels/, durations/, symbols/, symbol_pitch/, {PITCH_STATS_NAME}, {DURATIONS_INDEX_NAME}",
+        help="features folder: mels/, durations/, symbols/, symbol_pitch/, pitch_stats.json, durations.json",
     )
     parser.add_argument(
         "--work-dir",
@@ -54,6 +52,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, FastPitchConfig, parse_section
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
+    from tts_pipeline.features.layout import FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings
     from tts_pipeline.models.fastpitch.model_file import save_fastpitch
@@ -65,8 +64,9 @@ def run(args: argparse.Namespace) -> None:
     payload = load_stage_section(args, "train_fastpitch")
     cfg: FastPitchConfig = parse_section(FastPitchConfig, payload["fastpitch"], "fastpitch")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
-    text = TextSettings.from_durations_index(args.features_dir / DURATIONS_INDEX_NAME, payload["text.cleaners"])
-    pitch = PitchStats.read(args.features_dir / PITCH_STATS_NAME)
+    features = FeatureLayout(args.features_dir)
+    text = TextSettings.from_durations_index(features.durations_index, payload["text.cleaners"])
+    pitch = PitchStats.read(features.pitch_stats)
     gpus = cfg.gpus if args.gpus is None else args.gpus
 
     with distributed_session(gpus, what="fastpitch.gpus") as context:

@@ -56,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, HiFiGANConfig, parse_section
+    from tts_pipeline.config.rules import check_hifigan_fits_audio, require
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.files import copy_file, write_json
     from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> None:
     payload = load_stage_section(args, "train_hifigan")
     cfg: HiFiGANConfig = parse_section(HiFiGANConfig, payload["hifigan"], "hifigan")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
-    _check_agreement(cfg, audio)
+    # the full config checks this too; a stage run by hand with its own JSON must not skip it
+    require(check_hifigan_fits_audio, cfg, audio)
     if args.init_from is not None:
         cfg = cfg.model_copy(update={"epochs": cfg.fine_tune_epochs})
     log_every = log_every_n_steps()
@@ -155,19 +157,6 @@ def run(args: argparse.Namespace) -> None:
                     _fmt(result.metrics.get("frames_per_s")),
                 )
         context.barrier()
-
-
-def _check_agreement(cfg: Any, audio: Any) -> None:
-    """The cross-section rules of the full config, for a stage run by hand with its own JSON."""
-    product = 1
-    for rate in cfg.upsample_rates:
-        product *= rate
-    if product != audio.hop_length:
-        raise _error(
-            f"hifigan.upsample_rates: their product ({product}) must equal audio.hop_length ({audio.hop_length})"
-        )
-    if cfg.segment_size % audio.hop_length:
-        raise _error(f"hifigan.segment_size: expected a multiple of audio.hop_length ({audio.hop_length})")
 
 
 def _fmt(value: float | None) -> str:

@@ -35,7 +35,7 @@ from torch.utils.data import Dataset
 
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import symbol_mean
-from tts_pipeline.features.layout import MELS, SYMBOL_KINDS, FeatureLayout
+from tts_pipeline.features.layout import DURATIONS, MELS, SYMBOL_KINDS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
 
 if TYPE_CHECKING:
     from tts_pipeline.models.fastpitch import FastPitchInputs
@@ -258,16 +258,16 @@ class FastPitchDataset(Dataset[FastPitchItem]):
     def _check(self, utterance_id: str, problems: list[str]) -> _Entry | None:
         """Load the small per-utterance arrays and the mel's shape; record what is wrong."""
         try:
-            shape = self._load("mels", utterance_id, mmap_mode="r").shape
-            tokens = self._load("symbols", utterance_id)
-            durations = self._load("durations", utterance_id)
-            pitch_shape = self._load("symbol_pitch", utterance_id, mmap_mode="r").shape
+            shape = self._load(MELS, utterance_id, mmap_mode="r").shape
+            tokens = self._load(SYMBOLS, utterance_id)
+            durations = self._load(DURATIONS, utterance_id)
+            pitch_shape = self._load(SYMBOL_PITCH, utterance_id, mmap_mode="r").shape
         except UserError as error:
             problems.append(str(error))
             return None
         where = f"utterance {utterance_id}"
         if len(shape) != 2 or shape[0] != self.n_mels:
-            mel_path = self.path("mels", utterance_id)
+            mel_path = self.path(MELS, utterance_id)
             problems.append(f"{where}: {mel_path} has shape {shape}, expected ({self.n_mels}, T)")
             return None
         n_frames = int(shape[1])
@@ -313,13 +313,13 @@ class FastPitchDataset(Dataset[FastPitchItem]):
 
     def __getitem__(self, index: int) -> FastPitchItem:
         entry = self.entries[index]
-        mel = self._load("mels", entry.id).astype(np.float32, copy=False)
+        mel = self._load(MELS, entry.id).astype(np.float32, copy=False)
         if mel.shape != (self.n_mels, entry.n_frames):
             # Checked when the dataset was built; a file replaced since then is caught here.
             raise UserError(
                 f"utterance {entry.id}: {self.path('mels', entry.id)} changed to shape {mel.shape} during training"
             )
-        pitch_hz = self._load("symbol_pitch", entry.id)
+        pitch_hz = self._load(SYMBOL_PITCH, entry.id)
         energy = torch.from_numpy(token_energy(mel, entry.durations)) if self.with_energy else None
         return FastPitchItem(
             id=entry.id,

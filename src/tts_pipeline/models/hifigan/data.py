@@ -41,6 +41,7 @@ from torch.utils.data import Dataset
 
 from tts_pipeline.audio import LOG_FLOOR, load_wav
 from tts_pipeline.config import AudioConfig
+from tts_pipeline.config.rules import check_segment_size
 from tts_pipeline.errors import UserError
 
 # The log-mel of silence (every bin at the clamp floor): what padded frames of a mel hold, matching
@@ -62,8 +63,7 @@ class _Segments(Dataset[dict[str, Any]]):
     ) -> None:
         if not records:
             raise UserError("HiFi-GAN dataset: no utterances (is the manifest empty?)")
-        if segment_size <= 0 or segment_size % audio.hop_length:
-            raise ValueError(f"segment_size: expected a positive multiple of hop_length ({audio.hop_length})")
+        check_segment_size(segment_size, audio.hop_length)
         if repeats < 1:
             raise ValueError(f"repeats: expected >= 1, got {repeats}")
         self.records = [dict(record) for record in records]
