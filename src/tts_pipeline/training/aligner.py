@@ -1,7 +1,10 @@
-"""Training loop of the standalone aligner: forward-sum + ramped binarisation loss, resumable.
+"""Training of the standalone aligner: forward-sum + ramped binarisation loss, resumable, on the shared
+:class:`tts_pipeline.training.loop.EpochLoop`; :func:`fit` is the entry.
 
-The loop is plain functions over explicit state (:class:`TrainState`). It checkpoints every
-``checkpoint_every_n_steps`` steps and at the end; a resumed run restores weights, optimiser, AMP
+Steps are plain functions over explicit state (:class:`TrainState`). One step trains on one batch of
+similar-length utterances (:class:`LengthBucketBatchSampler`: batch sizes vary, the last of an epoch
+may be smaller). The loop checkpoints every ``checkpoint_every_n_steps`` steps and at the end, and
+validates after every epoch (never before training); a resumed run restores weights, optimiser, AMP
 scaler and RNG states, and continues the interrupted epoch at the next batch of the same
 ``(seed, epoch)``-determined batch order, so it reaches the same step count and epoch.
 """
@@ -11,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,13 +33,8 @@ from tts_pipeline.models.aligner.model import Aligner, AlignerOutput
 from tts_pipeline.precision import Precision
 from tts_pipeline.training import distributed
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
-from tts_pipeline.training.engine import (
-    MetricsSink,
-    RunningMeans,
-    ThroughputMeter,
-    TrainingDiverged,
-    last_checkpoint_text,
-)
+from tts_pipeline.training.engine import MetricsSink, TrainingDiverged, last_checkpoint_text
+from tts_pipeline.training.loop import Cadence, EpochLoop, LoopIO, StepReport
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +203,8 @@ def _diverged(state: TrainState, manager: CheckpointManager, what: str) -> Train
 def train_step(
     state: TrainState, batch: AlignerBatch, kl_weight: float, cfg: AlignerConfig, manager: CheckpointManager
 ) -> AlignerLosses:
-    """One optimiser step; raises :class:`TrainingDiverged` on a NaN/Inf loss (nothing is updated)."""
+    """One optimiser step (the loop then advances the counters); raises :class:`TrainingDiverged` on a
+    NaN/Inf loss (nothing is updated)."""
     state.optimizer.zero_grad(set_to_none=True)
     _, losses = compute_losses(state.model, batch, kl_weight, amp=cfg.amp)
     if not torch.isfinite(losses.total):
@@ -224,15 +223,7 @@ def train_step(
         if not torch.isfinite(norm):
             raise _diverged(state, manager, "gradient norm")
         state.optimizer.step()
-    state.step += 1
-    state.batch_in_epoch += 1
     return losses
-
-
-def _window_summary(means: RunningMeans, meter: ThroughputMeter, kl_weight: float) -> dict[str, float]:
-    """Mean train losses, the binarisation weight and the throughput of the steps since the last reset."""
-    frames_per_s, steps_per_s = meter.rate()  # one "item" per step
-    return {**means.means("train_"), "kl_weight": kl_weight, "frames_per_s": frames_per_s, "steps_per_s": steps_per_s}
 
 
 def _step_figures(losses: AlignerLosses) -> dict[str, float]:
@@ -247,6 +238,31 @@ def _loader(dataset: AlignerDataset, sampler: LengthBucketBatchSampler, cfg: Ali
         num_workers=cfg.num_workers,
         pin_memory=device.type == "cuda",
     )
+
+
+class BucketedBatches:
+    """The aligner's :class:`tts_pipeline.training.batches.BatchSource`: one batch of similar-length
+    utterances per step, a resumed epoch skipping the batches already done.
+
+    Args:
+        dataset: Training utterances.
+        cfg: The ``aligner`` section (``batch_size``, ``seed``, ``num_workers``, ``prior_scaling``).
+        device: Where training runs (pinned memory for CUDA).
+    """
+
+    accumulation = 1
+    global_batch_size = None  # batch sizes vary
+
+    def __init__(self, dataset: AlignerDataset, cfg: AlignerConfig, device: torch.device) -> None:
+        self.sampler = LengthBucketBatchSampler(dataset.mel_lengths, cfg.batch_size, seed=cfg.seed)
+        self.loader = _loader(dataset, self.sampler, cfg, device)
+        self.steps_per_epoch = len(self.sampler)
+
+    def set_position(self, epoch: int, steps_done: int) -> None:
+        self.sampler.set_epoch(epoch, skip=steps_done)
+
+    def steps(self) -> Iterator[list[AlignerBatch]]:
+        return ([batch] for batch in self.loader)
 
 
 def fit(
@@ -280,8 +296,9 @@ def fit(
 
     Where the section's settings go: the model's sizes, ``learning_rate``, ``weight_decay`` and ``amp``
     (the scaler) to :func:`build_state`; ``batch_size``, ``seed``, ``num_workers`` and ``prior_scaling``
-    to the batches; ``binarization_*`` to each epoch's binarisation weight; ``amp`` and ``grad_clip`` to
-    :func:`train_step`; ``epochs``, ``max_steps`` and ``checkpoint_every_n_steps`` to the loop here.
+    to the batches (:class:`BucketedBatches`); ``binarization_*`` to each epoch's binarisation weight;
+    ``amp`` and ``grad_clip`` to :func:`train_step`; ``epochs``, ``max_steps``, ``seed`` and
+    ``checkpoint_every_n_steps`` to the epoch loop.
 
     Returns:
         :class:`TrainingResult`; ``metrics`` holds the final validation figures, throughput and the
@@ -289,109 +306,121 @@ def fit(
     """
     device = device or choose_device(cfg.gpus)
     state = build_state(cfg, n_symbols, n_mels, device)
-    resumed_from = 0
     if checkpoint is not None:
         restore_state(state, checkpoint)
-        resumed_from = checkpoint.step
-        log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
-    sink = metrics
-    sampler = LengthBucketBatchSampler(train_set.mel_lengths, cfg.batch_size, seed=cfg.seed)
-    loader = _loader(train_set, sampler, cfg, device)
-    val_loader = None
-    if val_set is not None and len(val_set):
-        val_sampler = LengthBucketBatchSampler(val_set.mel_lengths, cfg.batch_size, shuffle=False)
-        val_loader = _loader(val_set, val_sampler, cfg, device)
-    batches_per_epoch = len(sampler)
-
-    def done() -> bool:
-        return state.epoch > cfg.epochs or (cfg.max_steps is not None and state.step >= cfg.max_steps)
-
-    def checkpoint_now() -> None:
-        save_state(manager, state, run_id)
-        if on_checkpoint is not None:
-            on_checkpoint(state)
-
-    started = time.perf_counter()
-    steps_run = frames_run = 0
-    saved_step = state.step if checkpoint is not None else -1
-    state.model.train()
-    # Figures of the current log window and of the current epoch (the same steps, reset at other times).
-    context = distributed.DistributedContext(device=device)
-    window, window_meter = RunningMeans(), ThroughputMeter(context)
-    epoch_means, epoch_meter = RunningMeans(), ThroughputMeter(context)
-    while not done():
-        kl_weight = binarization_weight(state.epoch, cfg.binarization_start_epoch, cfg.binarization_warmup_epochs)
-        sampler.set_epoch(state.epoch, skip=state.batch_in_epoch)
-        for batch in loader:
-            batch = batch.to(device)
-            losses = train_step(state, batch, kl_weight, cfg, manager)
-            frames = int(batch.mel_lengths.sum())
-            for means, meter in ((window, window_meter), (epoch_means, epoch_meter)):
-                means.add(_step_figures(losses))
-                meter.add(frames, items=1)
-            steps_run += 1
-            frames_run += frames
-            if state.step % log_every == 0 and sink is not None:
-                summary = _window_summary(window, window_meter, kl_weight)
-                sink.log_metrics({**summary, "epoch": state.epoch}, step=state.step)
-                window.reset()
-                window_meter.reset()
-            if state.batch_in_epoch >= batches_per_epoch:
-                summary = _window_summary(epoch_means, epoch_meter, kl_weight)
-                _finish_epoch(state, summary, val_loader, kl_weight, device, cfg, sink)
-                epoch_means.reset()
-                epoch_meter.reset()
-            if state.step % cfg.checkpoint_every_n_steps == 0:
-                checkpoint_now()
-                saved_step = state.step
-            if done():
-                break
-    if saved_step != state.step:
-        checkpoint_now()
-    elapsed = time.perf_counter() - started
-
-    final_epoch = min(state.epoch, cfg.epochs)
-    kl_weight = binarization_weight(final_epoch, cfg.binarization_start_epoch, cfg.binarization_warmup_epochs)
-    final = evaluate(state.model, val_loader, kl_weight, device, cfg.amp) if val_loader is not None else {}
-    result = {
-        "step": state.step,
-        "epoch": final_epoch,
-        "epochs_completed": len(state.history),
-        "resumed_from_step": resumed_from,
-        "device": str(device),
-        "n_train": len(train_set),
-        "n_val": len(val_set) if val_set is not None else 0,
-        "steps_this_run": steps_run,
-        "seconds_this_run": elapsed,
-        "steps_per_s": steps_run / elapsed if steps_run else None,
-        "frames_per_s": frames_run / elapsed if steps_run else None,
-        **final,
-        "history": state.history,
-    }
-    state.model.eval()
-    return TrainingResult(model=state.model, step=state.step, epoch=final_epoch, metrics=result)
+    io = LoopIO(distributed.DistributedContext(device=device), manager, metrics, run_id, log_every, on_checkpoint)
+    loop = _Loop(cfg, state, train_set, val_set, io)
+    loop.run(checkpoint)
+    return loop.result()
 
 
-def _finish_epoch(
-    state: TrainState,
-    train_summary: dict[str, float],
-    val_loader: DataLoader | None,
-    kl_weight: float,
-    device: torch.device,
-    cfg: AlignerConfig,
-    sink: MetricsSink | None,
-) -> None:
-    """Validate, record the epoch in the history and move the counters to the next epoch."""
-    figures = {"epoch": state.epoch, "step": state.step, **train_summary}
-    if val_loader is not None:
-        figures.update(evaluate(state.model, val_loader, kl_weight, device, cfg.amp))
-    state.history.append({key: float(value) for key, value in figures.items()})
-    if sink is not None:
-        val = {key: value for key, value in figures.items() if key.startswith("val_")}
-        sink.log_metrics({"epoch_train_loss": train_summary["train_loss"], **val}, step=state.step)
-    val_text = ""
-    if "val_loss" in figures:
-        val_text = f", val loss {figures['val_loss']:.4f}, attn max {figures['val_attn_max']:.3f}"
-    log.info("epoch %s (step %s): train loss %.4f%s", state.epoch, state.step, train_summary["train_loss"], val_text)
-    state.epoch += 1
-    state.batch_in_epoch = 0
+class _Loop(EpochLoop):
+    """The aligner's step, validation and checkpoints on the shared epoch loop; :func:`fit` is the entry.
+
+    Unlike the other trainers it takes variable-size batches, checkpoints every
+    ``checkpoint_every_n_steps`` steps, validates after every epoch but not before training, reports
+    ``steps_per_s`` and the epoch's binarisation weight, and logs ``epoch_train_loss`` per epoch.
+    """
+
+    state: TrainState
+
+    def __init__(
+        self,
+        cfg: AlignerConfig,
+        state: TrainState,
+        train_set: AlignerDataset,
+        val_set: AlignerDataset | None,
+        io: LoopIO,
+    ) -> None:
+        device = io.context.device
+        super().__init__(
+            cfg,  # type: ignore[arg-type]  # the loop reads epochs, max_steps and seed; the rest is given here
+            "aligner",
+            train_set,
+            io,
+            batches=BucketedBatches(train_set, cfg, device),
+            checkpoint_every=Cadence(cfg.checkpoint_every_n_steps, "steps"),
+            validation_every_n_epochs=1,
+            validate_before_training=False,
+            items_per_s="steps_per_s",  # each step reports one item
+        )
+        self.aligner, self.state, self.val_set = cfg, state, val_set
+        self.val_loader = None
+        if val_set is not None and len(val_set):
+            val_sampler = LengthBucketBatchSampler(val_set.mel_lengths, cfg.batch_size, shuffle=False)
+            self.val_loader = _loader(val_set, val_sampler, cfg, device)
+        self.kl_weight = self._kl_weight(state.epoch)
+
+    def _kl_weight(self, epoch: int) -> float:
+        cfg = self.aligner
+        return binarization_weight(epoch, cfg.binarization_start_epoch, cfg.binarization_warmup_epochs)
+
+    # -- hooks of the epoch loop -------------------------------------------------------------------
+
+    def begin_epoch(self, epoch: int) -> None:
+        self.kl_weight = self._kl_weight(epoch)
+        self.state.model.train()
+
+    def train_step(self, batches: Sequence[AlignerBatch]) -> StepReport:
+        (batch,) = batches
+        batch = batch.to(self.context.device)
+        # The module's train_step (looked up at call time, so tests can replace it).
+        losses = train_step(self.state, batch, self.kl_weight, self.aligner, self.manager)
+        return StepReport(figures=_step_figures(losses), frames=int(batch.mel_lengths.sum()), items=1)
+
+    def validate(self, epoch: int) -> dict[str, float]:
+        """Validation figures under ``epoch``'s binarisation weight; logged by :meth:`epoch_figures`."""
+        if self.val_loader is None:
+            return {}
+        return evaluate(
+            self.state.model, self.val_loader, self._kl_weight(epoch), self.context.device, self.aligner.amp
+        )
+
+    def save_checkpoint(self) -> None:
+        save_state(self.manager, self.state, self.run_id)
+
+    def window_figures(self) -> dict[str, float]:
+        return {"kl_weight": self.kl_weight}
+
+    def epoch_figures(self, epoch: int, figures: dict[str, float]) -> None:
+        if self.sink is not None:
+            val = {key: value for key, value in figures.items() if key.startswith("val_")}
+            self.sink.log_metrics({"epoch_train_loss": figures["train_loss"], **val}, step=self.state.step)
+
+    def describe(self, figures: Mapping[str, float]) -> str:
+        text = f"train loss {figures['train_loss']:.4f}"
+        if "val_loss" in figures:
+            text += f", val loss {figures['val_loss']:.4f}, attn max {figures['val_attn_max']:.3f}"
+        return text
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def result(self) -> TrainingResult:
+        """The final checkpoint (unless just done), a final validation and the run's figures.
+
+        The final validation always runs, under the binarisation weight of the last epoch trained (at
+        most ``epochs``), and is not added to the history.
+        """
+        state, cfg = self.state, self.aligner
+        self.final_checkpoint()
+        elapsed = time.perf_counter() - self.started
+        final_epoch = min(state.epoch, cfg.epochs)
+        final = self.validate(final_epoch)
+        metrics = {
+            "step": state.step,
+            "epoch": final_epoch,
+            "epochs_completed": len(state.history),
+            "resumed_from_step": self.resumed_from,
+            "device": str(self.context.device),
+            "n_train": len(self.train_set),
+            "n_val": len(self.val_set) if self.val_set is not None else 0,
+            "steps_this_run": self.steps_run,
+            "seconds_this_run": elapsed,
+            # Over the whole run, validation and checkpoints included.
+            "steps_per_s": self.steps_run / elapsed if self.steps_run else None,
+            "frames_per_s": self.frames_run / elapsed if self.steps_run else None,
+            **final,
+            "history": state.history,
+        }
+        state.model.eval()
+        return TrainingResult(model=state.model, step=state.step, epoch=final_epoch, metrics=metrics)

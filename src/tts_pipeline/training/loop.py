@@ -1,17 +1,18 @@
-"""The epoch loop every epoch-based trainer shares (HiFi-GAN, FastPitch): where an epoch starts and stops,
+"""The epoch loop every trainer shares (HiFi-GAN, FastPitch, the aligner): where an epoch starts and stops,
 resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and the figures that every
 ``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies the step, the validation,
 the checkpoint contents and its own figures; its ``fit(...)`` builds the state, restores a checkpoint or
 applies its own initialisation, then calls :meth:`EpochLoop.run`.
 
-One optimiser step takes ``k`` micro-batches of ``batch_size`` items per process
+Batches come from a :class:`tts_pipeline.training.batches.BatchSource`; by default one optimiser step
+takes ``k`` micro-batches of ``batch_size`` items per process
 (:func:`tts_pipeline.training.engine.accumulation_steps`); an epoch is ``steps_per_epoch`` such steps
 over this rank's share of a :class:`tts_pipeline.training.distributed.ResumableSampler` permutation
 (optionally grouped by length), so a run resumed at step ``s`` of an epoch continues with the batches an
 uninterrupted run would have seen.
-Checkpoints are taken every ``checkpoint_every_n_epochs`` epochs and when training stops; validation
-runs before training (fresh runs), every ``validation_every_n_epochs`` epochs, at the last epoch and
-when training stops.
+Checkpoints are taken every ``checkpoint_every_n_epochs`` epochs (or at another :class:`Cadence`) and
+when training stops; validation runs before training (fresh runs, unless turned off), every
+``validation_every_n_epochs`` epochs, at the last epoch and when training stops.
 """
 
 from __future__ import annotations
@@ -20,22 +21,14 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from torch.utils.data import Dataset
 
-from tts_pipeline.errors import UserError
+from tts_pipeline.training.batches import BatchSource, SampledBatches
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
-from tts_pipeline.training.engine import (
-    MetricsSink,
-    RunningMeans,
-    ThroughputMeter,
-    accumulation_steps,
-    grouped,
-    make_loader,
-    seed_everything,
-)
+from tts_pipeline.training.engine import MetricsSink, RunningMeans, ThroughputMeter, seed_everything
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +48,8 @@ LOOP_RESUME_NEUTRAL_KEYS = (
 
 
 class LoopSettings(Protocol):
-    """The fields of a trainer's config section that the loop reads."""
+    """The fields of a trainer's config section that the loop reads (the batch fields only for the default
+    :class:`SampledBatches`, ``checkpoint_every_n_epochs`` only without another :class:`Cadence`)."""
 
     epochs: int
     max_steps: int | None
@@ -101,6 +95,16 @@ class LoopIO:
     on_checkpoint: Callable[[Any], None] | None = None
 
 
+@dataclass(frozen=True)
+class Cadence:
+    """Checkpoint every ``every`` epochs (after the epoch's validation) or every ``every`` optimiser steps
+    (a step that ends an epoch is checkpointed after the epoch's validation, so that the checkpoint
+    resumes at the start of the next epoch)."""
+
+    every: int
+    unit: Literal["epochs", "steps"] = "epochs"
+
+
 @dataclass
 class StepReport:
     """What one optimiser step reports: its figures (reduced over processes) and the real mel frames
@@ -121,11 +125,19 @@ class EpochLoop:
     Args:
         cfg: The trainer's config section (:class:`LoopSettings`).
         section: Its name, for messages (``"hifigan"``).
-        train_set: Training items; batches come from a DataLoader over this rank's share.
+        train_set: Training items.
         io: Processes, checkpoints, tracking (:class:`LoopIO`).
+        batches: Where the steps' batches come from; default :class:`SampledBatches` over ``train_set``
+            with ``cfg``'s batch sizes, ``buckets`` and ``loader_options``.
+        checkpoint_every: Checkpoint cadence; default every ``cfg.checkpoint_every_n_epochs`` epochs.
+        validation_every_n_epochs: Validation cadence; default ``cfg.validation_every_n_epochs``.
+        validate_before_training: Validate once before the first step of a fresh run (a history entry
+            of epoch 0).
+        items_per_s: Also report the items/s of :class:`StepReport` under this name, next to
+            ``frames_per_s`` in log windows and epoch entries (None: not reported).
         buckets: Group the training items by length (global batches of similar lengths); None = random
-            batches.
-        loader_options: More DataLoader options (``collate_fn``).
+            batches. Default batch source only.
+        loader_options: More DataLoader options (``collate_fn``). Default batch source only.
     """
 
     #: A history entry holding this key is a finished epoch; one holding ``val_key`` a validation.
@@ -140,6 +152,11 @@ class EpochLoop:
         train_set: Dataset[Any],
         io: LoopIO,
         *,
+        batches: BatchSource | None = None,
+        checkpoint_every: Cadence | None = None,
+        validation_every_n_epochs: int | None = None,
+        validate_before_training: bool = True,
+        items_per_s: str | None = None,
         buckets: LengthBuckets | None = None,
         **loader_options: Any,
     ) -> None:
@@ -148,26 +165,17 @@ class EpochLoop:
         self.context, self.manager = context, io.manager
         self.sink = io.sink if context.is_main else None  # only rank 0 logs
         self.run_id, self.log_every, self.on_checkpoint = io.run_id, io.log_every, io.on_checkpoint
-        self.k = accumulation_steps(cfg.global_batch_size, cfg.batch_size, context.world_size, section=section)
-        self.sampler = context.sampler(train_set, seed=cfg.seed, buckets=buckets)
-        self.loader = make_loader(
-            train_set,
-            cfg.batch_size,
-            cfg.num_workers,
-            context.device,
-            sampler=self.sampler,
-            drop_last=True,
-            **loader_options,
-        )
-        # Full global batches per epoch: the same with length buckets, which keep every full global batch
-        # of the epoch's items in front of the few left over (bucketed_order).
-        self.steps_per_epoch = len(self.sampler) // cfg.batch_size // self.k
-        if self.steps_per_epoch == 0:
-            raise UserError(
-                f"{section}: {len(train_set)} training utterances give no full global batch of "  # type: ignore[arg-type]
-                f"{cfg.global_batch_size} ({context.world_size} process(es) x batch {cfg.batch_size} x {self.k} "
-                f"accumulation); lower {section}.global_batch_size"
-            )
+        if batches is None:
+            batches = SampledBatches(cfg, section, train_set, context, buckets=buckets, **loader_options)
+        elif buckets is not None or loader_options:
+            raise ValueError("buckets and loader options are for the default batch source only")
+        self.batches = batches
+        self.k = batches.accumulation
+        self.steps_per_epoch = batches.steps_per_epoch
+        self.checkpoint_every = checkpoint_every or Cadence(cfg.checkpoint_every_n_epochs, "epochs")
+        self.validation_every_n_epochs = validation_every_n_epochs or cfg.validation_every_n_epochs
+        self.validate_before_training = validate_before_training
+        self.items_per_s = items_per_s
         self.resumed_from = 0
         self.saved_step = -1
         self.started = time.perf_counter()
@@ -220,7 +228,7 @@ class EpochLoop:
 
     def start(self, checkpoint: Checkpoint | None) -> None:
         """Continue from ``checkpoint`` (already restored into the state, RNG states on rank 0 only), or
-        start fresh and validate once before training."""
+        start fresh (and validate once before training if asked to)."""
         state, cfg, context = self.state, self.cfg, self.context
         if checkpoint is not None:
             # Rank 0 continues its saved RNG stream exactly; the other ranks reseed from (seed, rank, step).
@@ -230,10 +238,11 @@ class EpochLoop:
             log.info("resuming from %s (step %s, epoch %s)", checkpoint.path, checkpoint.step, checkpoint.epoch)
         else:
             seed_everything(cfg.seed, context.rank)
-            first = self.validate(0)
-            state.history.append({"epoch": 0.0, "step": 0.0, **first})
-            if first:
-                log.info("before training: %s", self.describe(first))
+            if self.validate_before_training:
+                first = self.validate(0)
+                state.history.append({"epoch": 0.0, "step": 0.0, **first})
+                if first:
+                    log.info("before training: %s", self.describe(first))
         self.started = time.perf_counter()
 
     def run(self, checkpoint: Checkpoint | None) -> None:
@@ -252,14 +261,14 @@ class EpochLoop:
 
     def run_epoch(self) -> bool:
         """Train the rest of the current epoch (or up to ``max_steps``); True if the epoch finished."""
-        state, cfg, k = self.state, self.cfg, self.k
+        state, cadence = self.state, self.checkpoint_every
         epoch = state.epoch
-        self.sampler.set_position(epoch, skip=state.batch_in_epoch * k * cfg.batch_size)
+        self.batches.set_position(epoch, state.batch_in_epoch)
         self.begin_epoch(epoch)
         epoch_means = RunningMeans()
         epoch_meter = ThroughputMeter(self.context)
         self.window_meter.reset()  # validation and checkpoint time are not training throughput
-        groups = grouped(self.loader, k)
+        groups = self.batches.steps()
         while state.batch_in_epoch < self.steps_per_epoch and not self.done():
             report = self.train_step(next(groups))
             state.step += 1
@@ -271,29 +280,43 @@ class EpochLoop:
             self.steps_run += 1
             if state.step % self.log_every == 0:
                 self._log_window(epoch)
+            # A step that ends the epoch is checkpointed after the epoch's validation, below.
+            mid_epoch = state.batch_in_epoch < self.steps_per_epoch
+            if mid_epoch and cadence.unit == "steps" and state.step % cadence.every == 0:
+                self.checkpoint()
         del groups
         seconds = epoch_meter.elapsed()
-        frames, _ = self.context.sum_floats([epoch_meter.frames, 0.0])
+        frames, items = self.context.sum_floats([epoch_meter.frames, epoch_meter.items])
         self.train_seconds += seconds
         self.frames_run += frames
         if epoch_means.count:
             self.last_train = epoch_means.means("train_")
         if state.batch_in_epoch < self.steps_per_epoch:
             return False  # max_steps reached mid-epoch
-        self._end_epoch(epoch_means, frames / seconds)
-        if epoch % cfg.checkpoint_every_n_epochs == 0:
+        self._end_epoch(epoch_means, frames / seconds, items / seconds)
+        if (epoch if cadence.unit == "epochs" else state.step) % cadence.every == 0:
             self.checkpoint()
         return True
 
     def _log_window(self, epoch: int) -> None:
-        frames_per_s, _ = self.window_meter.rate()  # a collective: every rank calls it
+        frames_per_s, items_per_s = self.window_meter.rate()  # a collective: every rank calls it
         if self.sink is not None:
-            figures = {**self.window.means("train_"), **self.window_figures(), "frames_per_s": frames_per_s}
+            figures = {
+                **self.window.means("train_"),
+                **self.window_figures(),
+                **self._rates(frames_per_s, items_per_s),
+            }
             self.sink.log_metrics({**figures, "epoch": epoch}, step=self.state.step)
         self.window.reset()
         self.window_meter.reset()
 
-    def _end_epoch(self, means: RunningMeans, frames_per_s: float) -> None:
+    def _rates(self, frames_per_s: float, items_per_s: float) -> dict[str, float]:
+        rates = {"frames_per_s": frames_per_s}
+        if self.items_per_s is not None:
+            rates[self.items_per_s] = items_per_s
+        return rates
+
+    def _end_epoch(self, means: RunningMeans, frames_per_s: float, items_per_s: float) -> None:
         """Validation when due, the epoch's history entry and log line, then the next epoch."""
         state, cfg = self.state, self.cfg
         epoch = state.epoch
@@ -302,9 +325,9 @@ class EpochLoop:
             "step": float(state.step),
             **means.means("train_"),
             **self.window_figures(),
-            "frames_per_s": frames_per_s,
+            **self._rates(frames_per_s, items_per_s),
         }
-        if epoch % cfg.validation_every_n_epochs == 0 or epoch == cfg.epochs:
+        if epoch % self.validation_every_n_epochs == 0 or epoch == cfg.epochs:
             figures.update(self.validate(epoch))
         self.epoch_figures(epoch, figures)
         state.history.append(figures)
@@ -313,11 +336,15 @@ class EpochLoop:
         state.epoch += 1
         state.batch_in_epoch = 0
 
+    def final_checkpoint(self) -> None:
+        """Checkpoint the state unless its last step is saved already."""
+        if self.saved_step != self.state.step:
+            self.checkpoint()
+
     def finish(self) -> FinishedRun:
         """The final checkpoint and validation (unless just done), and the figures every trainer reports."""
         state = self.state
-        if self.saved_step != state.step:
-            self.checkpoint()
+        self.final_checkpoint()
         # The epoch of the last step done (the counters point at the next one).
         final_epoch = state.epoch - 1 if state.batch_in_epoch == 0 else state.epoch
         last_val = next((entry for entry in reversed(state.history) if self.val_key in entry), None)
@@ -346,7 +373,7 @@ class EpochLoop:
             "device": str(self.context.device),
             "world_size": self.context.world_size,
             "accumulation": self.k,
-            "global_batch_size": self.cfg.global_batch_size,
+            "global_batch_size": self.batches.global_batch_size,
             "n_train": len(self.train_set),  # type: ignore[arg-type]
             "steps_this_run": self.steps_run,
             "seconds_this_run": time.perf_counter() - self.started,
