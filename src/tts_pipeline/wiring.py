@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -307,6 +308,19 @@ class Pipeline:
             return path
         candidate = self.repository / path
         return str(candidate) if candidate.exists() else path
+
+    # A stage takes folders (manifests, features); the rule derives each from a declared input or
+    # output file at run time rather than naming it, so that the folder follows the file wherever a
+    # storage plugin or a remote executor puts it (``snakemake --lint`` checks this).
+    @staticmethod
+    def input_folder(name: str) -> Callable[..., str]:
+        """A params function: the folder of the rule's input ``name``."""
+        return lambda wildcards, input: str(Path(input[name]).parent)
+
+    @staticmethod
+    def output_folder(name: str) -> Callable[..., str]:
+        """A params function: the folder of the rule's output ``name``."""
+        return lambda wildcards, output: str(Path(output[name]).parent)
 
     def params(self, stage: str) -> str:
         return stage_params(self.config, stage)

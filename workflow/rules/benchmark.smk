@@ -21,10 +21,10 @@ rule benchmark:
     params:
         section=pipeline.params("benchmark"),
         code=pipeline.code("benchmark"),
-        manifest_dir=paths.data_dir,
-        features_dir=paths.features_dir,
-        fastpitch_mels_dir=paths.fastpitch_mels_dir,
-        out_dir=paths.benchmark_dir,
+        manifest_dir=pipeline.input_folder("val"),
+        features_dir=pipeline.input_folder("features"),
+        fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
+        out_dir=pipeline.output_folder("json"),
         reference=pipeline.benchmark_reference(),
         metrics=lambda wildcards, input: [f"{name}={input[name]}" for name in pipeline.training_metrics()],
     resources:
@@ -67,9 +67,9 @@ rule report_pages:
         listening=report(paths.report_page("listening.html"), caption="../report/listening.rst", category="Audio"),
     params:
         code=pipeline.code("report_pages"),
-        features_dir=paths.features_dir,
-        fastpitch_mels_dir=paths.fastpitch_mels_dir,
-        out_dir=paths.report_dir,
+        features_dir=pipeline.input_folder("features"),
+        fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
+        out_dir=pipeline.output_folder("losses"),
         metrics=lambda wildcards, input: [f"{name}={input[name]}" for name in pipeline.training_metrics()],
     log:
         paths.log("report_pages"),

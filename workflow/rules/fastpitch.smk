@@ -14,8 +14,8 @@ rule train_fastpitch:
     params:
         section=pipeline.params("train_fastpitch"),
         code=pipeline.code("train_fastpitch"),
-        manifest_dir=paths.data_dir,
-        features_dir=paths.features_dir,
+        manifest_dir=pipeline.input_folder("train"),
+        features_dir=pipeline.input_folder("features"),
         work_dir=paths.work("train_fastpitch"),
     resources:
         gpu=pipeline.gpus("train_fastpitch"),
@@ -44,9 +44,9 @@ rule extract_fastpitch_mels:
     params:
         section=pipeline.params("extract_fastpitch_mels"),
         code=pipeline.code("extract_fastpitch_mels"),
-        manifest_dir=paths.data_dir,
-        features_dir=paths.features_dir,
-        out_dir=paths.fastpitch_mels_dir,
+        manifest_dir=pipeline.input_folder("train"),
+        features_dir=pipeline.input_folder("features"),
+        out_dir=pipeline.output_folder("index"),
     resources:
         gpu=pipeline.gpus("extract_fastpitch_mels"),
     log:

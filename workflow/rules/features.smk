@@ -12,8 +12,8 @@ rule features:
     params:
         section=pipeline.params("features"),
         code=pipeline.code("features"),
-        manifest_dir=paths.data_dir,
-        out_dir=paths.features_dir,
+        manifest_dir=pipeline.input_folder("train"),
+        out_dir=pipeline.output_folder("index"),
     log:
         paths.log("features"),
     benchmark:
@@ -41,8 +41,8 @@ rule train_aligner:
     params:
         section=pipeline.params("train_aligner"),
         code=pipeline.code("train_aligner"),
-        manifest_dir=paths.data_dir,
-        features_dir=paths.features_dir,
+        manifest_dir=pipeline.input_folder("train"),
+        features_dir=pipeline.input_folder("features"),
         work_dir=paths.work("train_aligner"),
     resources:
         gpu=pipeline.gpus("train_aligner"),
@@ -72,8 +72,8 @@ rule durations:
     params:
         section=pipeline.params("durations"),
         code=pipeline.code("durations"),
-        manifest_dir=paths.data_dir,
-        features_dir=paths.features_dir,
+        manifest_dir=pipeline.input_folder("train"),
+        features_dir=pipeline.input_folder("features"),
         aligner=lambda wildcards, input: input.get("aligner", ""),
     log:
         paths.log("durations"),

@@ -13,7 +13,7 @@ rule train_hifigan:
     params:
         section=pipeline.params("train_hifigan"),
         code=pipeline.code("train_hifigan"),
-        manifest_dir=paths.data_dir,
+        manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("train_hifigan"),
     resources:
         gpu=pipeline.gpus("train_hifigan"),
@@ -45,9 +45,9 @@ rule finetune_hifigan:
     params:
         section=pipeline.params("finetune_hifigan"),
         code=pipeline.code("finetune_hifigan"),
-        manifest_dir=paths.data_dir,
+        manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("finetune_hifigan"),
-        fastpitch_mels_dir=paths.fastpitch_mels_dir,
+        fastpitch_mels_dir=pipeline.input_folder("mels"),
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
     log:

@@ -11,7 +11,7 @@ rule synthesize:
     params:
         section=pipeline.params("synthesize"),
         code=pipeline.code("synthesize"),
-        out_dir=paths.inference_dir,
+        out_dir=pipeline.output_folder("manifest"),
     resources:
         gpu=pipeline.gpus("synthesize"),
     log:
