@@ -84,8 +84,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "extract_fastpitch_mels",
         _STAGES + "extract_fastpitch_mels",
-        # the model file carries everything else extraction needs
-        ("fastpitch.extract_batch_size", "fastpitch.gpus"),
+        # the model file carries everything else extraction needs, except for a foreign checkpoint
+        # (fastpitch.checkpoint from NVIDIA), whose text and audio settings come from the config
+        ("fastpitch.extract_batch_size", "fastpitch.gpus", "audio", "text"),
         gpus="fastpitch.gpus",
     ),
     Stage(
@@ -95,11 +96,12 @@ STAGES: tuple[Stage, ...] = (
         gpus="hifigan.gpus",
         command="train-hifigan",
     ),
-    Stage("synthesize", _STAGES + "synthesize", ("inference", "audio"), gpus="inference.gpus"),
+    # text: the symbols of a FastPitch checkpoint that records none (NVIDIA's)
+    Stage("synthesize", _STAGES + "synthesize", ("inference", "audio", "text"), gpus="inference.gpus"),
     Stage(
         "benchmark",
         _STAGES + "benchmark",
-        ("benchmark", "inference", "audio", "pitch", "corpus.demo"),
+        ("benchmark", "inference", "audio", "text", "pitch", "corpus.demo"),
         gpus="benchmark.gpus",
     ),
     Stage("report_pages", _STAGES + "report_pages", ()),

@@ -16,7 +16,7 @@ import torch
 from tts_pipeline import tracking
 from tts_pipeline.audio import MelSpectrogram
 from tts_pipeline.benchmark import reference
-from tts_pipeline.config import BenchmarkConfig, DemoCorpusConfig, InferenceConfig, PitchConfig
+from tts_pipeline.config import BenchmarkConfig, DemoCorpusConfig, InferenceConfig, PitchConfig, TextConfig
 from tts_pipeline.data.espeak import SynthRequest, VoiceSettings, synthesize_in_fresh_process
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import write_jsonl
@@ -101,6 +101,7 @@ def section(**benchmark: object) -> str:
         "inference": InferenceConfig(gpus=0).model_dump(mode="json"),
         "audio": AUDIO.model_dump(mode="json"),
         "pitch": PitchConfig().model_dump(mode="json"),
+        "text": TextConfig().model_dump(mode="json"),
         "corpus.demo": DEMO.model_dump(mode="json"),
     }
     return json.dumps(payload)
@@ -210,7 +211,8 @@ def test_recordings_are_the_reference_for_sentences_named_by_validation_id(root)
     phrases = root / "phrases.jsonl"
     write_jsonl(phrases, [{"id": VAL_IDS[0], "text": "a first sentence."}, {"id": "other", "text": "Not one."}])
     argv = ["--section", json.dumps({"inference": InferenceConfig(gpus=0, denoising_strength=0).model_dump(mode="json"),
-                                     "audio": AUDIO.model_dump(mode="json")}),
+                                     "audio": AUDIO.model_dump(mode="json"),
+                                     "text": TextConfig().model_dump(mode="json")}),
             "--fastpitch", str(root / "fastpitch" / "model.pt"), "--hifigan", str(root / "hifigan" / "model.pt"),
             "--phrases", str(phrases), "--out-dir", str(root / "inference")]  # fmt: skip
     parser = argparse.ArgumentParser()

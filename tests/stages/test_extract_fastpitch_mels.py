@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from tts_pipeline.config import FastPitchConfig
+from tts_pipeline.config import FastPitchConfig, TextConfig
 from tts_pipeline.data.manifest import manifest_path, read_manifest
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import save_npy, write_json
@@ -51,7 +51,10 @@ def corpus(tmp_path) -> Path:
 def run_stage(root: Path, batch_size: int = 4, model: str = "model.pt") -> dict:
     parser = argparse.ArgumentParser()
     stage.add_arguments(parser)
-    payload = json.dumps({"fastpitch.extract_batch_size": batch_size, "fastpitch.gpus": 0})
+    payload = json.dumps({
+        "fastpitch.extract_batch_size": batch_size, "fastpitch.gpus": 0,
+        "audio": AUDIO.model_dump(mode="json"), "text": TextConfig().model_dump(mode="json"),
+    })  # fmt: skip
     args = parser.parse_args([
         "--section", payload,
         "--model", str(root / "fastpitch" / model),

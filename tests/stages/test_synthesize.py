@@ -13,7 +13,7 @@ import soundfile as sf
 import torch
 
 from tts_pipeline import tracking
-from tts_pipeline.config import AudioConfig
+from tts_pipeline.config import AudioConfig, TextConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import read_jsonl
 from tts_pipeline.inference import InferenceConfig
@@ -48,7 +48,11 @@ def files(tmp_path) -> Path:
 
 def section(audio: AudioConfig = AUDIO, **inference: object) -> str:
     cfg = InferenceConfig(**{"gpus": 0, "batch_size": 2, **inference})
-    return json.dumps({"inference": cfg.model_dump(mode="json"), "audio": audio.model_dump(mode="json")})
+    return json.dumps({
+        "inference": cfg.model_dump(mode="json"),
+        "audio": audio.model_dump(mode="json"),
+        "text": TextConfig().model_dump(mode="json"),
+    })
 
 
 def run_stage(root: Path, payload: str, *extra: str, out: str = "inference") -> list[dict]:
@@ -159,3 +163,29 @@ def test_synthesis_on_cuda(files, amp):
     for record in records:
         audio, rate = sf.read(files / f"cuda-{amp}" / record["wav"], dtype="float32")
         assert rate == SR and len(audio) == record["n_frames"] * HOP > 0 and np.isfinite(audio).all()
+
+
+def test_nvidia_checkpoints_are_accepted_as_they_are(files):
+    """``--fastpitch`` an NVIDIA FastPitch checkpoint and ``--hifigan`` an NVIDIA generator file: the text and
+    audio settings they do not record come from the section; the audio equals that of the same weights
+    in this project's model files."""
+    from ..foreign_layouts import nvidia_fastpitch, nvidia_generator
+    from ..inference_models import tiny_fastpitch, tiny_generator
+
+    torch.save(nvidia_fastpitch(tiny_fastpitch()), files / "FastPitch_checkpoint_100.pt")
+    torch.save(nvidia_generator(tiny_generator()), files / "hifigan_gen_checkpoint_10.pt")
+    ours = run_stage(files, section(), out="ours")
+    argv = [
+        "--section", section(), "--fastpitch", str(files / "FastPitch_checkpoint_100.pt"),
+        "--hifigan", str(files / "hifigan_gen_checkpoint_10.pt"), "--phrases", str(files / "phrases.txt"),
+        "--out-dir", str(files / "foreign"),
+    ]  # fmt: skip
+    parser = argparse.ArgumentParser()
+    stage.add_arguments(parser)
+    stage.run(parser.parse_args(argv))
+    foreign = read_jsonl(files / "foreign" / "manifest.jsonl")
+    assert [r["n_frames"] for r in foreign] == [r["n_frames"] for r in ours]
+    for mine, theirs in zip(ours, foreign, strict=True):
+        a, _ = sf.read(files / "ours" / mine["wav"], dtype="int16")
+        b, _ = sf.read(files / "foreign" / theirs["wav"], dtype="int16")
+        np.testing.assert_array_equal(a, b)

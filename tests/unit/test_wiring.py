@@ -209,6 +209,6 @@ def test_check_config_prints_a_stage_section(capsys):
 
     cli.main(["check-config", str(REPO / "config/demo.yaml"), "--section", "synthesize"])
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"inference", "audio"}
+    assert set(payload) == {"inference", "audio", "text"}
     with pytest.raises(SystemExit):
         cli.main(["check-config", str(REPO / "config/demo.yaml"), "--section", "no_such_stage"])

@@ -53,7 +53,7 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
     """The synthesizer of the command line: model files, or full-size random models (module docstring)."""
     from tts_pipeline.benchmark.nvidia import BENCHMARK_AUDIO_SECONDS
     from tts_pipeline.benchmark.random_models import RECIPE_SYMBOL_SET, random_fastpitch, random_hifigan
-    from tts_pipeline.config import AudioConfig
+    from tts_pipeline.config import AudioConfig, TextConfig
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
     from tts_pipeline.models.hifigan.model_file import load_generator
@@ -64,10 +64,20 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
     if args.fastpitch is not None:
         if args.hifigan is None:
             raise UserError("--fastpitch needs --hifigan (the models must agree on their audio settings)")
-        return Synthesizer.load(args.hifigan, args.fastpitch, options, device=device, amp=args.amp)
+        # Without a config, a foreign checkpoint (NVIDIA's, jik876's) is read with the recipe's
+        # LJSpeech settings, the ones those published files were trained with.
+        return Synthesizer.load(
+            args.hifigan,
+            args.fastpitch,
+            options,
+            text=TextConfig(),
+            foreign_audio=AudioConfig(),
+            device=device,
+            amp=args.amp,
+        )
     audio = AudioConfig()
     if args.hifigan is not None:
-        vocoder, info = load_generator(args.hifigan, remove_weight_norm=True)
+        vocoder, info = load_generator(args.hifigan, remove_weight_norm=True, audio=audio)
         audio = info.audio
     else:
         vocoder = random_hifigan(audio, seed=args.seed)

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import LOG_FLOOR
-from tts_pipeline.config import AudioConfig
+from tts_pipeline.config import AudioConfig, TextConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
 from tts_pipeline.inference.denoiser import Denoiser
@@ -232,14 +232,22 @@ class Synthesizer:
         options: SynthesisOptions,
         *,
         audio: AudioConfig | None = None,
+        text: TextConfig | None = None,
+        foreign_audio: AudioConfig | None = None,
         device: torch.device | str = "cpu",
         amp: str = "off",
     ) -> Synthesizer:
         """Load the models from their files and check that they agree (and agree with ``audio``, the
-        config's audio section, when given). Errors name the files."""
+        config's audio section, when given). Errors name the files.
+
+        Foreign checkpoints (NVIDIA's, jik876's) are read as they are; they record no audio or text
+        settings, which come from ``audio`` (else ``foreign_audio``, for callers without a config) and
+        ``text`` (the config's text section).
+        """
         from tts_pipeline.models.hifigan.model_file import load_generator
 
-        vocoder, vocoder_info = load_generator(hifigan_path, remove_weight_norm=True)
+        settings = audio or foreign_audio
+        vocoder, vocoder_info = load_generator(hifigan_path, remove_weight_norm=True, audio=settings)
         hifigan_name = f"the HiFi-GAN model {hifigan_path}"
         if audio is not None:
             check_audio_agreement(audio, vocoder_info.audio, "the config's audio section", hifigan_name)
@@ -247,7 +255,7 @@ class Synthesizer:
         if fastpitch_path is not None:
             from tts_pipeline.models.fastpitch.model_file import load_fastpitch
 
-            fastpitch, info = load_fastpitch(fastpitch_path)
+            fastpitch, info = load_fastpitch(fastpitch_path, text=text, audio=settings)
             fastpitch_name = f"the FastPitch model {fastpitch_path}"
             check_audio_agreement(info.audio, vocoder_info.audio, fastpitch_name, hifigan_name)
             encoder = TextEncoder.from_settings(info.text, fastpitch_path)

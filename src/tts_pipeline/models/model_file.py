@@ -61,19 +61,29 @@ def save_model_file(
         torch.save(payload, tmp)
 
 
-def load_model_file(path: str | Path) -> ModelFile:
-    """Read a model file written by :func:`save_model_file` (``weights_only=True``).
+def read_weights_only(path: str | Path) -> Any:
+    """Unpickle ``path`` with ``torch.load(weights_only=True)``: tensors and plain Python types only,
+    so a file that would run code on load (a crafted ``__reduce__``) is refused, never executed.
 
-    Raises UserError naming the file when it is missing or not a model file.
+    Raises UserError naming the file when it is missing or does not load that way.
     """
     path = Path(path)
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise UserError(f"model file not found: {path}") from None
     except Exception as error:
         raise UserError(f"model file {path} does not load ({error})") from None
-    if not isinstance(payload, dict) or payload.get("format") != MODEL_FILE_FORMAT:
+
+
+def is_model_file(payload: Any) -> bool:
+    """Whether an unpickled payload is a model file of this project's format."""
+    return isinstance(payload, dict) and payload.get("format") == MODEL_FILE_FORMAT
+
+
+def model_file_from_payload(path: str | Path, payload: Any) -> ModelFile:
+    """The :class:`ModelFile` in an unpickled payload; UserError naming ``path`` when it is not one."""
+    if not is_model_file(payload):
         raise UserError(f"{path}: not a model file of format {MODEL_FILE_FORMAT}")
     return ModelFile(
         state_dict=payload["state_dict"],
@@ -81,6 +91,14 @@ def load_model_file(path: str | Path) -> ModelFile:
         step=int(payload["step"]),
         extra=payload.get("extra") or {},
     )
+
+
+def load_model_file(path: str | Path) -> ModelFile:
+    """Read a model file written by :func:`save_model_file` (``weights_only=True``).
+
+    Raises UserError naming the file when it is missing or not a model file.
+    """
+    return model_file_from_payload(path, read_weights_only(path))
 
 
 ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
@@ -92,11 +110,14 @@ def rebuild_model(
     *,
     what: str,
     required_extra: Sequence[str] = (),
+    model_file: ModelFile | None = None,
 ) -> tuple[ModuleT, ModelFile]:
     """A model rebuilt from its model file alone, weights loaded, in eval mode on the CPU.
 
     Args:
         path: The model file.
+        model_file: Its contents when already read (e.g. converted from a foreign checkpoint);
+            read from ``path`` otherwise.
         build: Makes the module from the file's ``model_config`` (e.g. a ``from_config`` classmethod).
         what: The model's name for messages ("HiFi-GAN", "FastPitch").
         required_extra: Extras the file must record to be this kind of model file.
@@ -104,7 +125,8 @@ def rebuild_model(
     Raises:
         UserError naming the file when it is missing, of another kind, or does not fit its own config.
     """
-    model_file = load_model_file(path)
+    if model_file is None:
+        model_file = load_model_file(path)
     missing = [key for key in required_extra if key not in model_file.extra]
     if missing:
         raise UserError(f"{path}: not a {what} model file (it records no {', '.join(missing)})")

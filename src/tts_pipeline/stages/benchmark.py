@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> None:
         DemoCorpusConfig,
         InferenceConfig,
         PitchConfig,
+        TextConfig,
         parse_section,
     )
     from tts_pipeline.devices import single_device
@@ -113,6 +114,7 @@ def run(args: argparse.Namespace) -> None:
     inference_cfg: InferenceConfig = parse_section(InferenceConfig, payload["inference"], "inference")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     pitch: PitchConfig = parse_section(PitchConfig, payload["pitch"], "pitch")
+    text: TextConfig = parse_section(TextConfig, payload["text"], "text")
     if args.reference != "none" and args.inference_manifest is None:
         raise UserError(f"benchmark: --reference {args.reference} needs --inference-manifest")
     if args.reference == "espeak" and VOICE_KEY not in payload:
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> None:
         SynthesisOptions.from_config(inference_cfg, vocoder_batching="padded"),
         denoising_strength=cfg.denoising_strength,
     )
-    main = Synthesizer.load(args.hifigan, args.fastpitch, speed_options, audio=audio, device=device)
+    main = Synthesizer.load(args.hifigan, args.fastpitch, speed_options, audio=audio, text=text, device=device)
     try:
         tokens = main.encode(phrase.text)
     except UserError as error:
@@ -282,5 +284,3 @@ def _listening(
             raise UserError(f"utterance {utterance.id}: ground-truth mel not found: {utterance.mel}")
     closed_set = [str(record["text"]) for records in splits.values() for record in records]
     return listening_test(utterances, closed_set, audio, tts, vocoders, args.out_dir, cfg.n_figures, cfg.threads)
-
-

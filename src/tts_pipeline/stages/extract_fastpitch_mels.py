@@ -65,7 +65,12 @@ def run(args: argparse.Namespace) -> None:
     gpus = int(payload["fastpitch.gpus"]) if args.gpus is None else args.gpus
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    model, info = load_fastpitch(args.model)
+    from tts_pipeline.config import AudioConfig, TextConfig, parse_section
+
+    # The sections describe a foreign checkpoint (NVIDIA's records no text or audio settings).
+    audio = parse_section(AudioConfig, payload["audio"], "audio")
+    text = parse_section(TextConfig, payload["text"], "text")
+    model, info = load_fastpitch(args.model, text=text, audio=audio)
     index_path = FeatureLayout(args.features_dir).durations_index
     if index_path.is_file():
         table = TextSettings.from_durations_index(index_path, info.text.cleaners).symbols

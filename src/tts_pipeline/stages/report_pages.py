@@ -97,10 +97,11 @@ def _vocoder_comparison(args: argparse.Namespace, clip_dir: Path) -> dict[str, l
     from tts_pipeline.models.hifigan.model_file import load_generator
     from tts_pipeline.report_pages import AudioEntry
 
-    vocoders = {
-        "base HiFi-GAN": load_generator(args.hifigan_base, remove_weight_norm=True),
-        "fine-tuned HiFi-GAN": load_generator(args.hifigan_finetuned, remove_weight_norm=True),
-    }
+    fine_tuned = load_generator(args.hifigan_finetuned, remove_weight_norm=True)
+    # A foreign base vocoder (hifigan.checkpoint from NVIDIA or jik876) records no audio settings: it
+    # was fine-tuned under the ones the fine-tuned model file records.
+    base = load_generator(args.hifigan_base, remove_weight_norm=True, audio=fine_tuned[1].audio)
+    vocoders = {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
     groups: dict[str, list] = {}
     for record in read_manifest(args.val_manifest)[: args.n_clips]:
         utterance = record["id"]

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from tts_pipeline.config import AudioConfig, parse_section
+    from tts_pipeline.config import AudioConfig, TextConfig, parse_section
     from tts_pipeline.devices import single_device
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import InferenceConfig, SynthesisOptions, Synthesizer
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> None:
     payload = load_stage_section(args, "synthesize")
     cfg: InferenceConfig = parse_section(InferenceConfig, payload["inference"], "inference")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
+    text: TextConfig = parse_section(TextConfig, payload["text"], "text")
     if args.phrases is not None and args.fastpitch is None:
         raise UserError("synthesize: --phrases needs --fastpitch (or vocode ground-truth mels with --mels)")
     if args.mels is not None and args.fastpitch is not None:
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> None:
         args.fastpitch if args.phrases is not None else None,
         SynthesisOptions.from_config(cfg),
         audio=audio,
+        text=text,
         device=device,
         amp=cfg.amp,
     )

@@ -7,11 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.config import AudioConfig
+from tts_pipeline.config import AudioConfig, TextConfig
 from tts_pipeline.errors import UserError
+from tts_pipeline.models.fastpitch import foreign
 from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
 from tts_pipeline.models.fastpitch.model import FastPitch
-from tts_pipeline.models.model_file import rebuild_model, save_model_file
+from tts_pipeline.models.model_file import (
+    is_model_file,
+    model_file_from_payload,
+    read_weights_only,
+    rebuild_model,
+    save_model_file,
+)
 
 
 @dataclass
@@ -64,13 +71,31 @@ def save_fastpitch(
     save_model_file(path, model, model.model_config(), step, extra)
 
 
-def load_fastpitch(path: str | Path) -> tuple[FastPitch, FastPitchInfo]:
-    """Rebuild FastPitch from a model file alone (``weights_only``), in eval mode on the CPU.
+def load_fastpitch(
+    path: str | Path, *, text: TextConfig | None = None, audio: AudioConfig | None = None
+) -> tuple[FastPitch, FastPitchInfo]:
+    """Rebuild FastPitch from a model file, or from an NVIDIA checkpoint as it is, in eval mode on the CPU.
 
-    Raises UserError naming the file when it is missing, not a FastPitch file, or does not fit its config.
+    Args:
+        path: A model file of this project, or an NVIDIA DeepLearningExamples / NGC FastPitch checkpoint.
+        text: The config's ``text`` section; gives the symbol table of a file that records none.
+        audio: The config's ``audio`` section; gives the audio settings of a file that records none.
+
+    Raises UserError naming the file when it is missing, of no accepted format, or does not fit its config.
     """
+    payload = read_weights_only(path)
+    if is_model_file(payload):
+        model_file = model_file_from_payload(path, payload)
+    elif foreign.is_nvidia_fastpitch(payload):
+        model_file = foreign.nvidia_model_file(path, payload, text=text, audio=audio)
+    else:
+        raise UserError(f"{path}: not a FastPitch checkpoint; accepted: {'; '.join(foreign.ACCEPTED_FORMATS)}")
     model, model_file = rebuild_model(
-        path, FastPitch.from_config, what="FastPitch", required_extra=("text", "pitch_mean", "pitch_std", "audio")
+        path,
+        FastPitch.from_config,
+        what="FastPitch",
+        required_extra=("text", "pitch_mean", "pitch_std", "audio"),
+        model_file=model_file,
     )
     extra = model_file.extra
     text = TextSettings.from_dict(extra["text"])

@@ -4,13 +4,23 @@ its mels follow and the learning rate fine-tuning continues from (format of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tts_pipeline.config import AudioConfig
+from tts_pipeline.errors import UserError
+from tts_pipeline.models.hifigan import foreign
 from tts_pipeline.models.hifigan.generator import Generator
-from tts_pipeline.models.model_file import rebuild_model, save_model_file
+from tts_pipeline.models.model_file import (
+    ModelFile,
+    is_model_file,
+    model_file_from_payload,
+    read_weights_only,
+    rebuild_model,
+    save_model_file,
+)
 
 
 @dataclass
@@ -54,13 +64,49 @@ def save_generator(
     save_model_file(path, generator, generator.model_config(), step, extra)
 
 
-def load_generator(path: str | Path, *, remove_weight_norm: bool = False) -> tuple[Generator, GeneratorInfo]:
-    """Rebuild the generator from a model file alone, in eval mode on the CPU.
+def read_generator_file(
+    path: str | Path, *, audio: AudioConfig | None = None, section: Mapping[str, Any] | None = None
+) -> ModelFile:
+    """The contents of a generator file of any accepted format, as this project's model file.
 
-    ``remove_weight_norm=True`` folds the weight norms for inference (same output, faster).
+    Args:
+        path: A model file of this project, an NVIDIA generator checkpoint, a jik876 ``g_*`` file or
+            a bare generator state dict (:data:`foreign.GENERATOR_FORMATS`).
+        audio: The config's ``audio`` section: the audio settings of a file that records none
+            (checked against its hop and mel channels).
+        section: The config's ``hifigan`` section: sizes tried first for a file that records none.
+
+    Raises UserError naming the file when it is missing or of no accepted format.
+    """
+    payload = read_weights_only(path)
+    if is_model_file(payload):
+        return model_file_from_payload(path, payload)
+    fmt = foreign.generator_format(payload)
+    if fmt is None:
+        hint = " (it holds discriminators: pass the generator file)" if foreign.discriminator_format(payload) else ""
+        raise UserError(
+            f"{path}: not a HiFi-GAN generator checkpoint{hint}; accepted: {'; '.join(foreign.GENERATOR_FORMATS)}"
+        )
+    return foreign.foreign_generator_file(path, payload, fmt, audio=audio, section=section)
+
+
+def load_generator(
+    path: str | Path,
+    *,
+    remove_weight_norm: bool = False,
+    audio: AudioConfig | None = None,
+    section: Mapping[str, Any] | None = None,
+) -> tuple[Generator, GeneratorInfo]:
+    """Rebuild the generator from a model file or a foreign checkpoint as it is, in eval mode on the CPU.
+
+    ``remove_weight_norm=True`` folds the weight norms for inference (same output, faster). ``audio``
+    and ``section`` (the config's sections) describe a foreign file (:func:`read_generator_file`).
     Raises UserError naming the file when it is missing, foreign or does not fit its own config.
     """
-    generator, model = rebuild_model(path, Generator.from_config, what="HiFi-GAN", required_extra=("audio",))
+    model_file = read_generator_file(path, audio=audio, section=section)
+    generator, model = rebuild_model(
+        path, Generator.from_config, what="HiFi-GAN", required_extra=("audio",), model_file=model_file
+    )
     if remove_weight_norm:
         generator.remove_weight_norm()
     info = GeneratorInfo(
