@@ -210,3 +210,53 @@ def test_a_pickle_that_runs_code_is_refused_and_never_run(tmp_path, load) -> Non
     # the crafted file does run code when fully unpickled: the test would notice a loader that did
     torch.load(path, weights_only=False)
     assert marker.exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# fine-tuning init
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("generator_layout", "discriminator_layout", "kernels"),
+    [(jik876_generator, jik876_discriminators, [3, 7, 11]), (nvidia_generator, nvidia_discriminators, [11, 7, 3])],
+)
+def test_fine_tuning_starts_from_a_published_generator_and_its_discriminators(
+    tmp_path, generator_layout, discriminator_layout, kernels
+) -> None:
+    from tts_pipeline.precision import Precision
+    from tts_pipeline.training.hifigan import apply_init, build_state, load_init
+
+    # The section asks for NVIDIA's block order; jik876's file has the other one (reordered on load).
+    cfg = HiFiGANConfig(
+        upsample_initial_channel=16,
+        resblock_kernel_sizes=[11, 7, 3],
+        mpd_periods=[2, 3],
+        discriminator_channels_scale=0.125,
+    )
+    torch.manual_seed(6)
+    source = build_state(
+        cfg.model_copy(update={"resblock_kernel_sizes": kernels}), 80, Precision("off", torch.device("cpu"))
+    )
+    gen_path = _save(generator_layout(source.generator), tmp_path / "g_00005000")
+    mpd, msd = source.discriminators.mpd, source.discriminators.msd
+    disc_path = _save(discriminator_layout(mpd, msd), tmp_path / "do_00005000")
+
+    init = load_init(gen_path, disc_path, audio=AUDIO, section=cfg.model_dump(mode="json"))
+    state = build_state(cfg, 80, Precision("off", torch.device("cpu")))
+    apply_init(state, init, default_lr=cfg.learning_rate, lr_factor=0.5, lr_decay=cfg.lr_decay)
+
+    state.generator.eval(), source.generator.eval()
+    torch.testing.assert_close(_vocode(state.generator), _vocode(source.generator), rtol=1e-5, atol=1e-6)
+    for ours, theirs in ((state.discriminators.mpd, mpd), (state.discriminators.msd, msd)):
+        for name, tensor in theirs.state_dict().items():
+            torch.testing.assert_close(ours.state_dict()[name], tensor, rtol=0, atol=0)
+    assert state.optim_g.param_groups[0]["lr"] == pytest.approx(cfg.learning_rate * 0.5)
+
+
+def test_fine_tuning_rejects_a_generator_file_as_discriminators(tmp_path) -> None:
+    from tts_pipeline.training.hifigan import load_init
+
+    path = _save(nvidia_generator(tiny_generator()), tmp_path / "hifigan_gen_checkpoint_1.pt")
+    with pytest.raises(UserError, match="not a HiFi-GAN discriminator checkpoint"):
+        load_init(path, path, audio=AUDIO, section=SECTION)

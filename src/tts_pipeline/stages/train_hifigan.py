@@ -47,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fine-tune: start from this checkpoint (file or folder) or model file, lr x fine_tune_lr_factor",
     )
     parser.add_argument(
+        "--init-discriminators",
+        type=Path,
+        default=None,
+        help="fine-tune: MPD and MSD from this NVIDIA (hifigan_discrim_checkpoint_*.pt) or jik876 (do_*) file, "
+        "with --init-from its generator file",
+    )
+    parser.add_argument(
         "--mels-dir", type=Path, default=None, help="fine-tune: generator input mels <id>.npy from this folder"
     )
     parser.add_argument(
@@ -100,7 +107,9 @@ def run(args: argparse.Namespace) -> None:
             keep=cfg.keep_checkpoints,
         )
         checkpoint = find_resume_checkpoint(manager, context)
-        init = trainer.load_init(args.init_from) if args.init_from is not None and checkpoint is None else None
+        init = None
+        if args.init_from is not None and checkpoint is None:
+            init = trainer.load_init(args.init_from, args.init_discriminators, audio=audio, section=payload["hifigan"])
 
         tags = {
             "device": str(context.device),

@@ -1,17 +1,23 @@
-"""Fine-tuning's start: the weights it starts from (a checkpoint of this trainer, a checkpoint folder or
-a model file) and how they enter a fresh state, with the learning rate scaled once."""
+"""Fine-tuning's start: the weights it starts from (a checkpoint of this trainer, a checkpoint folder, a
+model file, or a published generator with its discriminator file: NVIDIA's or jik876's) and how they
+enter a fresh state, with the learning rate scaled once."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from tts_pipeline.config import AudioConfig
 from tts_pipeline.errors import UserError
-from tts_pipeline.models.model_file import load_model_file
+from tts_pipeline.models.hifigan.foreign import foreign_discriminators, reorder_resblocks
+from tts_pipeline.models.hifigan.model_file import read_generator_file
+from tts_pipeline.models.model_file import read_weights_only
 from tts_pipeline.training.checkpoint import CHECKPOINT_FORMAT, Checkpoint, load_checkpoint
 from tts_pipeline.training.engine import learning_rate, scale_learning_rate
 from tts_pipeline.training.hifigan.state import HiFiGANState
@@ -44,10 +50,35 @@ class InitWeights:
     step: int = 0
 
 
-def load_init(path: str | Path) -> InitWeights:
+def load_init(
+    path: str | Path,
+    discriminators: str | Path | None = None,
+    *,
+    audio: AudioConfig | None = None,
+    section: Mapping[str, Any] | None = None,
+) -> InitWeights:
     """Read what fine-tuning starts from: a checkpoint file, a checkpoint folder (its newest loadable
-    ``step-*.pt``) or a model file (generator only). Raises UserError naming the path."""
-    path = Path(path)
+    ``step-*.pt``) or a generator file of any accepted format (a model file, NVIDIA's, jik876's).
+
+    Args:
+        path: The checkpoint, folder or generator file.
+        discriminators: A foreign discriminator file (NVIDIA ``hifigan_discrim_checkpoint_*.pt``,
+            jik876 ``do_*``) whose MPD and MSD start fine-tuning with the generator file.
+        audio, section: The config's ``audio`` and ``hifigan`` sections, describing a foreign generator.
+
+    Raises UserError naming the path.
+    """
+    init = _load_generator_init(Path(path), audio=audio, section=section)
+    if discriminators is not None:
+        if init.mpd is not None:
+            raise UserError(f"--init-from {path} holds its own discriminators; drop --init-discriminators")
+        # Their optimiser states are not reused: jik876's and NVIDIA's order the parameters of
+        # other module trees, so the optimisers start afresh at the fine-tuning learning rate.
+        init.mpd, init.msd, _ = foreign_discriminators(discriminators, read_weights_only(discriminators))
+    return init
+
+
+def _load_generator_init(path: Path, *, audio: AudioConfig | None, section: Mapping[str, Any] | None) -> InitWeights:
     if path.is_dir():
         candidates = sorted(path.glob("step-*.pt"))
         for candidate in reversed(candidates):
@@ -58,10 +89,10 @@ def load_init(path: str | Path) -> InitWeights:
         raise UserError(f"--init-from {path}: no loadable checkpoint (step-*.pt) in the folder")
     if not path.is_file():
         raise UserError(f"--init-from {path}: no such file or folder")
-    payload = torch.load(path, map_location="cpu", weights_only=True)
+    payload = read_weights_only(path)
     if isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT and "states" in payload:
         return _init_from_checkpoint(load_checkpoint(path))
-    model = load_model_file(path)
+    model = read_generator_file(path, audio=audio, section=section)
     return InitWeights(
         path=path,
         generator=model.state_dict,
@@ -69,6 +100,17 @@ def load_init(path: str | Path) -> InitWeights:
         learning_rate=model.extra.get("learning_rate"),
         step=model.step,
     )
+
+
+def _in_block_order(init: InitWeights, kernel_order: list[int]) -> InitWeights:
+    """``init`` with its parallel resblocks in ``kernel_order`` when they are a permutation of it
+    (jik876's v1 [3, 7, 11] into NVIDIA's [11, 7, 3]: the same function), else unchanged."""
+    try:
+        generator, config = reorder_resblocks(init.generator, init.generator_config or {}, kernel_order)
+    except (ValueError, KeyError):
+        return init
+    log.info("--init-from %s: resblocks reordered to kernels %s", init.path, kernel_order)
+    return dataclasses.replace(init, generator=generator, generator_config=config)
 
 
 def _init_from_checkpoint(checkpoint: Checkpoint) -> InitWeights:
@@ -100,6 +142,8 @@ def apply_init(state: HiFiGANState, init: InitWeights, *, default_lr: float, lr_
         lr_decay: ``hifigan.lr_decay``: the per-epoch schedulers are recreated from the new lr.
     """
     expected = state.generator.model_config()
+    if init.generator_config is not None and dict(init.generator_config) != expected:
+        init = _in_block_order(init, expected["resblock_kernel_sizes"])
     if init.generator_config is not None and dict(init.generator_config) != expected:
         raise UserError(
             f"--init-from {init.path}: its generator config {init.generator_config} differs from the hifigan "
