@@ -71,7 +71,12 @@ STAGES: tuple[Stage, ...] = (
         _STAGES + "train_hifigan",
         ("hifigan", "audio"),
         # base vocoder training ignores the fine-tuning settings and the pretrained shortcut
-        excludes=("hifigan.fine_tune_lr_factor", "hifigan.fine_tune_epochs", "hifigan.checkpoint"),
+        excludes=(
+            "hifigan.fine_tune_lr_factor",
+            "hifigan.fine_tune_epochs",
+            "hifigan.checkpoint",
+            "hifigan.discriminator_checkpoint",
+        ),
         gpus="hifigan.gpus",
     ),
     Stage(

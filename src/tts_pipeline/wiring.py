@@ -373,10 +373,14 @@ class Pipeline:
             return "manifest"
         return "espeak" if self.config.corpus.source == "demo" else "none"
 
-    def hifigan_init(self) -> str:
-        """What fine-tuning starts from: ``hifigan.checkpoint``, or the base run's final checkpoint
-        (with its discriminators)."""
-        return self.config.hifigan.checkpoint or self.paths.hifigan_state
+    def hifigan_init(self) -> dict[str, str]:
+        """What fine-tuning starts from: ``init``, ``hifigan.checkpoint`` or the base run's final
+        checkpoint (with its discriminators); ``discriminators``, ``hifigan.discriminator_checkpoint``
+        when the config names published ones."""
+        inputs = {"init": self.config.hifigan.checkpoint or self.paths.hifigan_state}
+        if self.config.hifigan.discriminator_checkpoint is not None:
+            inputs["discriminators"] = self.config.hifigan.discriminator_checkpoint
+        return inputs
 
     def durations_inputs(self) -> dict[str, str]:
         """The durations stage needs the trained aligner only when durations come from it."""

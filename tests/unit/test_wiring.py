@@ -179,14 +179,14 @@ def test_pretrained_checkpoints_replace_the_training_outputs(demo):
     pipeline = wiring.Pipeline(demo)
     trained = pipeline.all_targets()
     assert pipeline.fastpitch_model() == pipeline.paths.fastpitch_model
-    assert pipeline.hifigan_init() == pipeline.paths.hifigan_state
+    assert pipeline.hifigan_init() == {"init": pipeline.paths.hifigan_state}
     assert pipeline.paths.fastpitch_metrics in trained and pipeline.paths.hifigan_metrics in trained
 
     demo["fastpitch"]["checkpoint"] = "pretrained/fastpitch.pt"
     demo["hifigan"]["checkpoint"] = "pretrained/hifigan.pt"
     pipeline = wiring.Pipeline(demo)
     assert pipeline.fastpitch_model() == "pretrained/fastpitch.pt"
-    assert pipeline.hifigan_model() == pipeline.hifigan_init() == "pretrained/hifigan.pt"
+    assert pipeline.hifigan_model() == pipeline.hifigan_init()["init"] == "pretrained/hifigan.pt"
     targets = pipeline.all_targets()
     assert pipeline.paths.fastpitch_metrics not in targets and pipeline.paths.hifigan_metrics not in targets
     assert pipeline.paths.report_page("audio.html") in targets
@@ -212,3 +212,18 @@ def test_check_config_prints_a_stage_section(capsys):
     assert set(payload) == {"inference", "audio", "text"}
     with pytest.raises(SystemExit):
         cli.main(["check-config", str(REPO / "config/demo.yaml"), "--section", "no_such_stage"])
+
+
+def test_published_discriminators_reach_fine_tuning_only(demo):
+    before = _params(demo)
+    demo["hifigan"]["checkpoint"] = "pretrained/g_02500000"
+    demo["hifigan"]["discriminator_checkpoint"] = "pretrained/do_02500000"
+    pipeline = wiring.Pipeline(demo)
+    assert pipeline.hifigan_init() == {"init": "pretrained/g_02500000", "discriminators": "pretrained/do_02500000"}
+    after = _params(demo)
+    assert after["train_hifigan"] == before["train_hifigan"], "base training does not read them"
+    assert after["finetune_hifigan"] != before["finetune_hifigan"]
+
+    del demo["hifigan"]["checkpoint"]
+    with pytest.raises(ValueError, match="discriminator_checkpoint: needs hifigan.checkpoint"):
+        wiring.Pipeline(demo)

@@ -37,7 +37,7 @@ rule finetune_hifigan:
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
-        init=pipeline.hifigan_init(),
+        **pipeline.hifigan_init(),
         mels=paths.fastpitch_mels_index,
     output:
         model=paths.hifigan_finetuned_model,
@@ -48,6 +48,7 @@ rule finetune_hifigan:
         manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("finetune_hifigan"),
         fastpitch_mels_dir=pipeline.input_folder("mels"),
+        init_discriminators=lambda wildcards, input: input.get("discriminators", ""),
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
     log:
@@ -63,4 +64,4 @@ rule finetune_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --init-from {input.init:q} --mels-dir {params.fastpitch_mels_dir:q} > {log:q} 2>&1"
+        " --init-from {input.init:q} --init-discriminators {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q} > {log:q} 2>&1"

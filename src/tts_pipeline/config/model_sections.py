@@ -104,12 +104,20 @@ class HiFiGANConfig(StrictModel):
     )
     checkpoint: str | None = Field(
         None,
-        description="A pretrained HiFi-GAN (model file of this pipeline, or a checkpoint of its trainer): "
-        "skips train_hifigan and fine-tunes from it.",
+        description="A pretrained HiFi-GAN (model file or trainer checkpoint of this pipeline, NVIDIA's "
+        "hifigan_gen_checkpoint_*.pt, jik876's g_*): skips train_hifigan and fine-tunes from it.",
+    )
+    discriminator_checkpoint: str | None = Field(
+        None,
+        description="The published discriminators that go with `checkpoint` (NVIDIA's "
+        "hifigan_discrim_checkpoint_*.pt, jik876's do_*): fine-tuning starts from them too, as NVIDIA's "
+        "recipe does; null: fresh discriminators (or the ones inside a checkpoint of this pipeline).",
     )
 
     @model_validator(mode="after")
     def _shapes_agree(self) -> HiFiGANConfig:
+        if self.discriminator_checkpoint is not None and self.checkpoint is None:
+            raise ValueError("discriminator_checkpoint: needs hifigan.checkpoint, the generator it belongs to")
         if len(self.upsample_kernel_sizes) != len(self.upsample_rates):
             raise ValueError("upsample_kernel_sizes: expected one kernel per upsample rate")
         if len(self.resblock_dilation_sizes) != len(self.resblock_kernel_sizes):

@@ -48,10 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--init-discriminators",
-        type=Path,
+        type=lambda text: Path(text) if text else None,
         default=None,
         help="fine-tune: MPD and MSD from this NVIDIA (hifigan_discrim_checkpoint_*.pt) or jik876 (do_*) file, "
-        "with --init-from its generator file",
+        "with --init-from its generator file ('' = none)",
     )
     parser.add_argument(
         "--mels-dir", type=Path, default=None, help="fine-tune: generator input mels <id>.npy from this folder"
