@@ -12,13 +12,15 @@ reproduced rule for rule rather than improved:
 - integers: no hyphens or commas, "and" after hundreds ("one hundred and one"); 1001-2999 as years
   in pairs ("nineteen eighty four", "nineteen oh five", "two thousand five"); a multiple of 100
   above 1000 that is not one of 1000 as hundreds ("fifteen hundred");
-- ``1990s`` / ``1990's`` -> "nineteen nineties" / "nineteen ninety's"... see :func:`integer_words`.
+- a plural number ends in "ies" after a "y" ("1990s" and "1990's" -> "nineteen nineties"), else
+  keeps its suffix ("10's" -> "ten's").
 """
 
 from __future__ import annotations
 
 import re
 
+# The project's single inflect engine: importing inflect is slow, so it is made once, lazily.
 from tts_pipeline.text.numbers import _engine
 
 # Magnitudes NVIDIA recognises after an amount of money; one-letter ones are abbreviations.
