@@ -49,9 +49,22 @@ def test_existing_brace_chunks_are_kept():
     assert to_arpabet("{HH AH0 L OW1} cat") == "{HH AH0 L OW1} {K AE1 T}"
 
 
-def test_apostrophes_join_words():
-    assert pronunciations()["o'clock"] is not None
-    assert to_arpabet("o'clock") == "{" + " ".join(pronunciations()["o'clock"]) + "}"
+def test_words_take_at_most_two_letters_after_an_apostrophe():
+    # NVIDIA's word pattern: "o'clock" is "o'cl" (unknown, letters) followed by "ock"
+    assert to_arpabet("don't") == "{" + " ".join(pronunciations()["don't"]) + "}"
+    assert to_arpabet("o'clock").startswith("o'cl")
+
+
+def test_nvidia_heteronyms_stay_letters_even_with_one_pronunciation():
+    # CMUdict pronounces "house", "used" and "number" one way, but NVIDIA's list keeps them as letters
+    assert all(pronunciations()[word] is not None for word in ("house", "used", "number"))
+    assert to_arpabet("the house used a number") == "the house used a number"
+
+
+def test_dictionary_is_cmudict_07b():
+    # the cmudict package has "aalborg" (two pronunciations) and "'allo" lacks one; 0.7b the reverse
+    assert "aalborg" not in pronunciations()
+    assert pronunciations()["'allo"] == ("AA2", "L", "OW1")
 
 
 def test_only_valid_phones():

@@ -105,7 +105,12 @@ class AudioConfig(StrictModel):
 class TextConfig(StrictModel):
     """Text front end: cleaners and the symbol set models are trained on."""
 
-    cleaners: Literal["english_cleaners_v2", "basic_cleaners"] = "english_cleaners_v2"
+    cleaners: Literal["english_cleaners_v2", "english_extended_cleaners", "basic_cleaners"] = Field(
+        "english_cleaners_v2",
+        description="english_cleaners_v2: NVIDIA's front end, exactly (for their checkpoints); "
+        "english_extended_cleaners: this project's fuller reading of numbers, units and abbreviations; "
+        "basic_cleaners: lower case and whitespace only.",
+    )
     symbol_set: Literal["english_basic"] = "english_basic"
 
 

@@ -1,8 +1,16 @@
 """Cleaners: raw text -> the spoken-form text the models are trained on.
 
-``english_cleaners_v2`` follows the order of NVIDIA's cleaner of that name: transliterate, times,
-letter-digit splits and units, numbers, abbreviations and symbols, acronyms, lowercase, whitespace.
-Currency is expanded before everything else (its symbols do not survive transliteration).
+- ``english_cleaners_v2``: NVIDIA's cleaner of that name, reproduced exactly
+  (:mod:`tts_pipeline.text.nvidia_cleaners`), so NVIDIA's published checkpoints get the symbol ids
+  they were trained on.
+- ``english_extended_cleaners``: this project's reading, defined here. It follows the same order
+  (transliterate, times, letter-digit splits and units, numbers, abbreviations and symbols,
+  acronyms, lowercase, whitespace) but reads more of the text as a person would: "twenty-one"
+  keeps its hyphen, no "and" after hundreds, decimals digit by digit, units such as "kg", "No."
+  before a number. Currency is expanded before everything else (its symbols do not survive
+  transliteration).
+- ``basic_cleaners``: lower case and whitespace only.
+
 ``{...}`` chunks are ARPAbet and pass through every cleaner untouched.
 """
 
@@ -13,7 +21,7 @@ from collections.abc import Callable
 
 from unidecode import unidecode
 
-from tts_pipeline.text import numbers
+from tts_pipeline.text import numbers, nvidia_cleaners
 from tts_pipeline.text.numbers import period_ends_sentence
 
 # Characters unidecode would turn into something unspeakable ("1/2", "deg") or keep: read them first.
@@ -177,7 +185,7 @@ def tighten_punctuation(text: str) -> str:
     return _LOOSE_PUNCTUATION.sub("", text)
 
 
-def _clean_english_v2(text: str) -> str:
+def _clean_english_extended(text: str) -> str:
     shouted = _is_shouted(text)
     text = numbers.expand_currency(text)
     text = transliterate(text)
@@ -205,10 +213,11 @@ def _outside_braces(clean: Callable[[str], str]) -> Callable[[str], str]:
     return cleaner
 
 
-english_cleaners_v2 = _outside_braces(_clean_english_v2)
+english_extended_cleaners = _outside_braces(_clean_english_extended)
 basic_cleaners = _outside_braces(_clean_basic)
 
 CLEANERS: dict[str, Callable[[str], str]] = {
-    "english_cleaners_v2": english_cleaners_v2,
+    "english_cleaners_v2": nvidia_cleaners.english_cleaners_v2,
+    "english_extended_cleaners": english_extended_cleaners,
     "basic_cleaners": basic_cleaners,
 }
