@@ -315,6 +315,49 @@ def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(c
         trainer.apply_init(fresh, init, default_lr=other.learning_rate, lr_factor=1.0, lr_decay=other.lr_decay)
 
 
+@pytest.mark.parametrize("layouts", ["jik876", "nvidia"])
+def test_fine_tuning_starts_from_a_published_generator_and_discriminator_pair(corpus, layouts):
+    """``--init-from g_* --init-discriminators do_*`` (what hifigan.checkpoint +
+    hifigan.discriminator_checkpoint become): the stage trains from both files' weights."""
+    from tts_pipeline.models.hifigan import Generator
+    from tts_pipeline.models.hifigan.discriminators import MultiPeriodDiscriminator, MultiScaleDiscriminator
+
+    from ..foreign_layouts import jik876_discriminators, jik876_generator, nvidia_discriminators, nvidia_generator
+
+    cfg = HiFiGANConfig(**TINY)
+    torch.manual_seed(3)
+    generator = Generator(cfg, 80)
+    mpd = MultiPeriodDiscriminator(cfg.mpd_periods, cfg.discriminator_channels_scale)
+    msd = MultiScaleDiscriminator(cfg.discriminator_channels_scale)
+    save_generator, save_discriminators = {
+        "jik876": (jik876_generator, jik876_discriminators),
+        "nvidia": (nvidia_generator, nvidia_discriminators),
+    }[layouts]
+    g_file, d_file = corpus / "g_02500000", corpus / "do_02500000"
+    torch.save(save_generator(generator), g_file)
+    torch.save(save_discriminators(mpd, msd), d_file)
+
+    starts: list[dict[str, torch.Tensor]] = []
+    real_step = hifigan_loop.train_step
+
+    def spy(state, runtime, micro_batches, *, adversarial):
+        if not starts:  # the weights the first step starts from
+            weights = {**state.discriminators.msd.state_dict(), **state.generator.state_dict()}
+            starts.append({name: tensor.clone() for name, tensor in weights.items()})
+        return real_step(state, runtime, micro_batches, adversarial=adversarial)
+
+    extra = ("--init-from", str(g_file), "--init-discriminators", str(d_file), "--mels-dir", str(corpus / "mels"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hifigan_loop, "train_step", spy)
+        metrics = run_stage(stage_argv(corpus, section(max_steps=1), "tuned", *extra))
+    assert metrics["step"] == 1 and metrics["fine_tuned_from"] == str(g_file)
+    for name, tensor in msd.state_dict().items():
+        assert torch.equal(starts[0][name], tensor), name
+    ours = generator.state_dict()
+    assert set(ours) <= set(starts[0])
+    assert all(torch.equal(starts[0][name], tensor) for name, tensor in ours.items())
+
+
 def test_a_model_file_that_is_not_hifigan_is_refused(tmp_path):
     from tts_pipeline.models.model_file import save_model_file
 

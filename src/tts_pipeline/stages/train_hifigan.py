@@ -109,7 +109,9 @@ def run(args: argparse.Namespace) -> None:
         checkpoint = find_resume_checkpoint(manager, context)
         init = None
         if args.init_from is not None and checkpoint is None:
-            init = trainer.load_init(args.init_from, args.init_discriminators, audio=audio, section=payload["hifigan"])
+            # the parsed section, defaults filled in: a hand-written --section may name only a few keys
+            sizes = cfg.model_dump(mode="json")
+            init = trainer.load_init(args.init_from, args.init_discriminators, audio=audio, section=sizes)
 
         tags = {
             "device": str(context.device),
