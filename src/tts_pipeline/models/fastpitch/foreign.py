@@ -7,7 +7,10 @@ model was wrapped in DDP), ``config`` (the model's constructor arguments), ``epo
 Inference uses ``state_dict``, as NVIDIA's own ``inference.py`` does. The file records no symbol
 table, pitch statistics as such, or audio section: the symbols come from the config's ``text`` section,
 the pitch statistics from the model's ``pitch_mean`` / ``pitch_std`` buffers, and the audio section
-from the config (checked against the model's mel channels).
+from the config (checked against the model's mel channels). Whether the input is characters or ARPAbet
+comes from ``train_setup["p_arpabet"]``: NVIDIA's ``inference.py`` takes ``p_arpabet`` from the
+checkpoint's ``train_setup`` over its own default of 0, so a model trained with ``--p-arpabet 1.0``
+(their ``train.sh`` default) reads CMUdict words as ARPAbet at inference.
 """
 
 from __future__ import annotations
@@ -45,15 +48,15 @@ def is_nvidia_fastpitch(payload: Any) -> bool:
     return any(str(name).removeprefix("module.") == _MARKER for name in state)
 
 
-def text_settings_from_config(text: TextConfig) -> TextSettings:
-    """The text settings of a model trained on the config's ``text`` section: character input over its
-    symbol set, cleaned with its cleaners (what NVIDIA's recipe trains on LJSpeech)."""
+def text_settings_from_config(text: TextConfig, symbols_kind: str = "characters") -> TextSettings:
+    """The text settings of a model trained on the config's ``text`` section: ``symbols_kind`` input
+    over its symbol set, cleaned with its cleaners (what NVIDIA's recipe trains on LJSpeech)."""
     from tts_pipeline.text import get_symbols
 
     return TextSettings(
         symbols=tuple(get_symbols(text.symbol_set)),
         source="aligner",
-        symbols_kind="characters",
+        symbols_kind=symbols_kind,
         symbol_set=text.symbol_set,
         cleaners=text.cleaners,
     )
@@ -88,7 +91,7 @@ def nvidia_model_file(
             f"{path}: the model makes {model_config['n_mels']} mel channels but audio.n_mel_channels is "
             f"{audio.n_mel_channels}"
         )
-    settings = text_settings_from_config(text)
+    settings = text_settings_from_config(text, _symbols_kind(payload, path))
     extra = {
         "kind": "fastpitch",
         "epoch": int(payload.get("epoch", 0)),
@@ -102,6 +105,30 @@ def nvidia_model_file(
     return ModelFile(
         state_dict=state_dict, model_config=model_config, step=int(payload.get("iteration", 0)), extra=extra
     )
+
+
+def _symbols_kind(payload: Mapping[str, Any], path: str | Path) -> str:
+    """``"arpabet"`` when the model was trained with ``p_arpabet`` of at least 0.5, else ``"characters"``.
+
+    NVIDIA's ``inference.py`` applies the checkpoint's ``p_arpabet``: at 1.0 every CMUdict word becomes
+    ARPAbet, at 0 none does; in between it draws per word at random, which no deterministic reading can
+    reproduce, so the likelier reading is taken (with a warning)."""
+    train_setup = payload.get("train_setup")
+    value = train_setup.get("p_arpabet") if isinstance(train_setup, Mapping) else None
+    try:
+        p_arpabet = float(value or 0.0)
+    except (TypeError, ValueError):
+        raise UserError(f"{path}: train_setup p_arpabet {value!r} is not a number") from None
+    kind = "arpabet" if p_arpabet >= 0.5 else "characters"
+    if 0.0 < p_arpabet < 1.0:
+        log.warning(
+            "%s: trained with p_arpabet %s; NVIDIA's inference would pick ARPAbet per word at random, "
+            "this reads %s throughout",
+            path,
+            p_arpabet,
+            kind,
+        )
+    return kind
 
 
 def _scalar(state_dict: Mapping[str, torch.Tensor], name: str, path: str | Path) -> float:
