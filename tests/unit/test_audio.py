@@ -182,3 +182,4 @@ def test_griffin_lim_inverts_a_mel_to_audio_of_the_same_length_and_a_close_mel()
     assert np.abs(again - mel)[loud].mean() < 0.5
     with pytest.raises(ValueError, match="expected shape"):
         griffin_lim(mel[:10], cfg)
+    assert np.array_equal(griffin_lim(mel, cfg), audio), "the same mel gives the same audio every call"
