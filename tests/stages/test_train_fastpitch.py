@@ -407,7 +407,6 @@ def test_both_optimizers_step_and_follow_the_noam_schedule(corpus, kind):
 STAGE_RUNNER = """
 import sys
 from tts_pipeline import cli
-cli.COMMANDS.setdefault("train_fastpitch", "tts_pipeline.stages.train_fastpitch")
 cli.main(sys.argv[1:])
 """
 

@@ -334,3 +334,14 @@ def test_a_pretrained_checkpoint_replaces_its_training_rule(demo_run, tmp_path):
     out = plan.stdout + plan.stderr
     assert "rule train_fastpitch:" not in out and "rule extract_fastpitch_mels:" in out
     assert "rule train_hifigan:" in out
+
+    generator, discriminators = tmp_path / "g_02500000", tmp_path / "do_02500000"
+    generator.write_bytes(b"")
+    discriminators.write_bytes(b"")
+    config = tiny_demo(
+        tmp_path, hifigan__checkpoint=str(generator), hifigan__discriminator_checkpoint=str(discriminators)
+    )
+    plan = snakemake(tmp_path, "-n", "-p", config=config)
+    out = plan.stdout + plan.stderr
+    assert "rule train_hifigan:" not in out and "rule finetune_hifigan:" in out
+    assert f"--init-from {generator} --init-discriminators {discriminators}" in out

@@ -74,7 +74,8 @@ rule durations:
         code=pipeline.code("durations"),
         manifest_dir=pipeline.input_folder("train"),
         features_dir=pipeline.input_folder("features"),
-        aligner=lambda wildcards, input: input.get("aligner", ""),
+        # the option only when durations come from the aligner (an empty word would not do)
+        aligner=lambda wildcards, input: ["--aligner", input.aligner] if "aligner" in input.keys() else [],
     log:
         paths.log("durations"),
     benchmark:
@@ -85,4 +86,4 @@ rule durations:
     shell:
         "tts-pipeline durations --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --corpus-record {input.corpus:q}"
-        " --aligner {params.aligner:q} --index {output.index:q} > {log:q} 2>&1"
+        " {params.aligner:q} --index {output.index:q} > {log:q} 2>&1"

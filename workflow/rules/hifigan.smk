@@ -48,7 +48,10 @@ rule finetune_hifigan:
         manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("finetune_hifigan"),
         fastpitch_mels_dir=pipeline.input_folder("mels"),
-        init_discriminators=lambda wildcards, input: input.get("discriminators", ""),
+        # the option only when the config names published discriminators (an empty word would not do)
+        init_discriminators=lambda wildcards, input: (
+            ["--init-discriminators", input.discriminators] if "discriminators" in input.keys() else []
+        ),
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
     log:
@@ -64,4 +67,4 @@ rule finetune_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --init-from {input.init:q} --init-discriminators {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q} > {log:q} 2>&1"
+        " --init-from {input.init:q} {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q} > {log:q} 2>&1"
