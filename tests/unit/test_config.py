@@ -82,6 +82,18 @@ def test_every_error_is_reported_at_once(demo):
     assert "experiment" in message and "data.max_duration_s" in message and "bogus" in message
 
 
+@pytest.mark.parametrize("name", [".", "..", "..."])
+def test_folder_names_that_leave_the_results_folder_are_refused(demo, name):
+    bad = copy.deepcopy(demo)
+    bad["experiment"] = name
+    assert "experiment" in _error(bad)
+    bad = copy.deepcopy(demo)
+    bad["corpus"]["name"] = name
+    assert "corpus.name" in _error(bad)
+    demo["experiment"], demo["corpus"]["name"] = "run.2", ".hidden-ok"
+    parse_config(demo)  # dots inside a name are fine
+
+
 def test_missing_experiment_is_an_error():
     assert "experiment: Field required" in _error({})
 

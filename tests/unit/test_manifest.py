@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -138,10 +139,22 @@ def _square(seconds: float = 0.1) -> np.ndarray:
     return np.where(tone(seconds) >= 0, 1.0, -1.0).astype(np.float32)
 
 
+def _float_wav(poison: float, where: slice) -> bytes:
+    """A 32-bit float WAV (the format that can hold NaN and Inf) of a tone with ``poison`` at ``where``."""
+    samples = tone(0.6)
+    samples[where] = poison
+    buffer = io.BytesIO()
+    sf.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
+    return buffer.getvalue()
+
+
 BAD_CASES: dict[str, tuple[BadCase, str, str, str]] = {
     # name: (corpus change, rejected id, reason, file name the problem points at)
     "unreadable": (_add("bad|t|t", b"RIFF not really a wav file"), "bad", "unreadable_audio", "bad.wav"),
     "empty_audio": (_add("bad|t|t", np.zeros(0, np.float32)), "bad", "empty_audio", "bad.wav"),
+    "some_nan": (_add("bad|t|t", _float_wav(np.nan, slice(100, 110))), "bad", "non_finite_audio", "bad.wav"),
+    "all_nan": (_add("bad|t|t", _float_wav(np.nan, slice(None))), "bad", "non_finite_audio", "bad.wav"),
+    "one_inf": (_add("bad|t|t", _float_wav(np.inf, slice(5, 6))), "bad", "non_finite_audio", "bad.wav"),
     "wrong_rate": (_add("bad|t|t", (tone(rate=16000), 16000)), "bad", "wrong_sample_rate", "bad.wav"),
     "stereo": (_add("bad|t|t", tone(channels=2)), "bad", "multichannel", "bad.wav"),
     "clipped": (_add("bad|t|t", _square()), "bad", "clipped", "bad.wav"),

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tts_pipeline.config.base import StrictModel
+from tts_pipeline.config.base import FOLDER_NAME_PATTERN, StrictModel
 
 # --------------------------------------------------------------------------------------------------
 # corpus
@@ -56,7 +56,7 @@ class CorpusConfig(StrictModel):
     """Which corpus the pipeline trains on. It lands in ``resources/<name>/`` (LJSpeech layout)."""
 
     source: Literal["demo", "ljspeech", "local"] = "demo"
-    name: str = Field("demo", pattern=r"^[A-Za-z0-9_.-]+$", description="Folder name under resources/.")
+    name: str = Field("demo", pattern=FOLDER_NAME_PATTERN, description="Folder name under resources/.")
     path: str | None = Field(None, description="An existing LJSpeech-layout folder; required for source 'local'.")
     demo: DemoCorpusConfig = DemoCorpusConfig()
     ljspeech: LJSpeechDownloadConfig = LJSpeechDownloadConfig()

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from tts_pipeline.config.base import ConfigError, StrictModel
+from tts_pipeline.config.base import FOLDER_NAME_PATTERN, ConfigError, StrictModel
 from tts_pipeline.config.data_sections import (
     AudioConfig,
     CorpusConfig,
@@ -27,7 +27,7 @@ class PipelineConfig(StrictModel):
     """The whole pipeline. ``experiment`` decides ``<results_dir>/<experiment>/``."""
 
     experiment: str = Field(
-        pattern=r"^[A-Za-z0-9_.-]+$", description="Experiment name: output folder and MLflow experiment."
+        pattern=FOLDER_NAME_PATTERN, description="Experiment name: output folder and MLflow experiment."
     )
     results_dir: str = "results"
     resources_dir: str = "resources"

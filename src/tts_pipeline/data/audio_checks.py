@@ -79,6 +79,12 @@ def check_audio(utterance_id: str, path: Path, rules: AudioRules) -> tuple[Audio
     n_frames, n_channels = samples.shape
     if n_frames == 0:
         return None, [Problem(utterance_id, file, Reason.EMPTY_AUDIO, "the file holds 0 samples")]
+    # NaN / Inf samples would pass every other check (comparisons with NaN are false) and become NaN
+    # mels, then a non-finite training loss that names neither the cause nor the utterance.
+    non_finite = samples.size - np.count_nonzero(np.isfinite(samples))
+    if non_finite:
+        detail = f"{non_finite} of {samples.size} samples are NaN or infinite"
+        return None, [Problem(utterance_id, file, Reason.NON_FINITE_AUDIO, detail)]
     problems = [
         Problem(utterance_id, file, reason, detail)
         for reason, detail in _signal_problems(samples, rate, rules)

@@ -26,6 +26,7 @@ class Reason(StrEnum):
     WAV_WITHOUT_METADATA = "wav_without_metadata"
     UNREADABLE_AUDIO = "unreadable_audio"
     EMPTY_AUDIO = "empty_audio"
+    NON_FINITE_AUDIO = "non_finite_audio"  # NaN or infinite samples (float WAVs can hold them)
     WRONG_SAMPLE_RATE = "wrong_sample_rate"
     MULTICHANNEL = "multichannel"
     CLIPPED = "clipped"
