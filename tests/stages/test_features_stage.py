@@ -184,3 +184,18 @@ def test_benchmark_runs_on_synthetic_clips(capsys: pytest.CaptureFixture[str], t
     results = json.loads((tmp_path / "bench.json").read_text())["results"]
     assert [r["name"] for r in results] == ["mel", "pitch (praat)", "mel+pitch (praat)+io"]
     assert all(len(r["repeats"]) == 2 and r["min"] > 0 for r in results)
+
+
+def test_a_non_finite_mel_is_refused_naming_the_utterance(tmp_path):
+    """Behind the manifest's check: a float WAV with NaN samples never becomes a NaN mel on disk."""
+    from tts_pipeline.features.extract import ArrayWriter, FeatureExtractor, Utterance, compute_utterance
+
+    samples = (0.3 * np.sin(2 * np.pi * 220 * np.arange(RATE // 2) / RATE)).astype(np.float32)
+    samples[1000:1010] = np.nan
+    wav = tmp_path / "poisoned.wav"
+    sf.write(wav, samples, RATE, subtype="FLOAT")
+    utterance = Utterance(id="poisoned", split="train", wav=str(wav), n_samples=samples.size)
+    extractor = FeatureExtractor(AudioConfig(), PitchConfig())
+    with pytest.raises(UserError, match="utterance poisoned: its mel holds NaN"), ArrayWriter() as writer:
+        compute_utterance(extractor, utterance, tmp_path / "features", writer)
+    assert not list((tmp_path / "features").rglob("*.npy"))

@@ -152,6 +152,7 @@ BAD_CASES: dict[str, tuple[BadCase, str, str, str]] = {
     # name: (corpus change, rejected id, reason, file name the problem points at)
     "unreadable": (_add("bad|t|t", b"RIFF not really a wav file"), "bad", "unreadable_audio", "bad.wav"),
     "empty_audio": (_add("bad|t|t", np.zeros(0, np.float32)), "bad", "empty_audio", "bad.wav"),
+    "zero_bytes": (_add("bad|t|t", b""), "bad", "empty_audio", "bad.wav"),
     "some_nan": (_add("bad|t|t", _float_wav(np.nan, slice(100, 110))), "bad", "non_finite_audio", "bad.wav"),
     "all_nan": (_add("bad|t|t", _float_wav(np.nan, slice(None))), "bad", "non_finite_audio", "bad.wav"),
     "one_inf": (_add("bad|t|t", _float_wav(np.inf, slice(5, 6))), "bad", "non_finite_audio", "bad.wav"),

@@ -32,3 +32,6 @@ def test_model_file_errors_name_the_file(tmp_path):
     torch.save({"something": 1}, tmp_path / "other.pt")
     with pytest.raises(UserError, match="not a model file"):
         load_model_file(tmp_path / "other.pt")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(UserError, match=r"empty.pt is empty \(0 bytes\)"):
+        load_model_file(tmp_path / "empty.pt")

@@ -72,6 +72,8 @@ def check_audio(utterance_id: str, path: Path, rules: AudioRules) -> tuple[Audio
     just the header, because clipping can only be measured on the data.
     """
     file = str(path)
+    if path.is_file() and path.stat().st_size == 0:
+        return None, [Problem(utterance_id, file, Reason.EMPTY_AUDIO, "the file is empty (0 bytes)")]
     try:
         samples, rate = sf.read(path, dtype="float32", always_2d=True)  # (N, channels), full scale = 1
     except (sf.LibsndfileError, RuntimeError, OSError) as error:

@@ -229,6 +229,14 @@ def compute_utterance(
         )
     mel, pitch = extractor.extract(audio)
     check_lengths(utterance.id, utterance.n_samples, mel, pitch, cfg)
+    # Second line of defence behind the manifest's non-finite check: a NaN here would reach training
+    # as a non-finite loss that names no utterance.
+    for name, array in (("mel", mel), ("pitch", pitch)):
+        if not np.isfinite(array).all():
+            raise UserError(
+                f"utterance {utterance.id}: its {name} holds NaN or infinite values ({utterance.wav}); "
+                "check the audio (the manifest stage rejects NaN / Inf samples as non_finite_audio)"
+            )
     layout = FeatureLayout(out_dir)
     writer.write(
         (layout.mel(utterance.id), mel.astype(np.float32, copy=False)),

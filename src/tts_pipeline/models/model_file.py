@@ -68,6 +68,8 @@ def read_weights_only(path: str | Path) -> Any:
     Raises UserError naming the file when it is missing or does not load that way.
     """
     path = Path(path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise UserError(f"model file {path} is empty (0 bytes): a copy or download that did not finish?")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
