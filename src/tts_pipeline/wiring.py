@@ -322,6 +322,18 @@ class Pipeline:
         """A params function: the folder of the rule's output ``name``."""
         return lambda wildcards, output: str(Path(output[name]).parent)
 
+    @staticmethod
+    def optional_input_option(option: str, name: str) -> Callable[..., list[str]]:
+        """A params function: ``[option, <input name>]`` when the rule has that input, else ``[]``.
+
+        For an input only some configs declare (the aligner, published discriminators): quoted with
+        ``:q``, an empty string would vanish in the shell and leave the option without its value."""
+        return lambda wildcards, input: [option, input[name]] if name in input.keys() else []
+
+    def metrics_arguments(self) -> Callable[..., list[str]]:
+        """A params function: ``<stage>=<metrics.json>`` for every training stage in the DAG."""
+        return lambda wildcards, input: [f"{name}={input[name]}" for name in self.training_metrics()]
+
     def params(self, stage: str) -> str:
         return stage_params(self.config, stage)
 

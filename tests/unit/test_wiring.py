@@ -227,3 +227,17 @@ def test_published_discriminators_reach_fine_tuning_only(demo):
     del demo["hifigan"]["checkpoint"]
     with pytest.raises(ValueError, match="discriminator_checkpoint: needs hifigan.checkpoint"):
         wiring.Pipeline(demo)
+
+
+def test_params_functions_read_the_rules_declared_files(demo):
+    class Files(dict):
+        def keys(self):  # what Snakemake's named lists answer
+            return list(super().keys())
+
+    pipeline = wiring.Pipeline(demo)
+    given = Files(aligner="R/aligner/model.pt", train="R/data/manifest.train.jsonl")
+    assert pipeline.optional_input_option("--aligner", "aligner")(None, given) == ["--aligner", "R/aligner/model.pt"]
+    assert pipeline.optional_input_option("--init-discriminators", "discriminators")(None, given) == []
+    assert pipeline.input_folder("train")(None, given) == "R/data"
+    metrics = Files({name: f"{name}.json" for name in pipeline.training_metrics()})
+    assert pipeline.metrics_arguments()(None, metrics) == [f"{name}={name}.json" for name in metrics]

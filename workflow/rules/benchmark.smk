@@ -26,7 +26,7 @@ rule benchmark:
         fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
         out_dir=pipeline.output_folder("json"),
         reference=pipeline.benchmark_reference(),
-        metrics=lambda wildcards, input: [f"{name}={input[name]}" for name in pipeline.training_metrics()],
+        metrics=pipeline.metrics_arguments(),
     resources:
         gpu=pipeline.gpus("benchmark"),
     log:
@@ -70,7 +70,7 @@ rule report_pages:
         features_dir=pipeline.input_folder("features"),
         fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
         out_dir=pipeline.output_folder("losses"),
-        metrics=lambda wildcards, input: [f"{name}={input[name]}" for name in pipeline.training_metrics()],
+        metrics=pipeline.metrics_arguments(),
     log:
         paths.log("report_pages"),
     benchmark:

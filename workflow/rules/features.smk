@@ -74,8 +74,7 @@ rule durations:
         code=pipeline.code("durations"),
         manifest_dir=pipeline.input_folder("train"),
         features_dir=pipeline.input_folder("features"),
-        # the option only when durations come from the aligner (an empty word would not do)
-        aligner=lambda wildcards, input: ["--aligner", input.aligner] if "aligner" in input.keys() else [],
+        aligner=pipeline.optional_input_option("--aligner", "aligner"),
     log:
         paths.log("durations"),
     benchmark:

@@ -48,10 +48,7 @@ rule finetune_hifigan:
         manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("finetune_hifigan"),
         fastpitch_mels_dir=pipeline.input_folder("mels"),
-        # the option only when the config names published discriminators (an empty word would not do)
-        init_discriminators=lambda wildcards, input: (
-            ["--init-discriminators", input.discriminators] if "discriminators" in input.keys() else []
-        ),
+        init_discriminators=pipeline.optional_input_option("--init-discriminators", "discriminators"),
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
     log:
