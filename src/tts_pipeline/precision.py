@@ -1,15 +1,27 @@
-"""The mixed-precision (AMP) policy, shared by training and inference.
+"""The mixed-precision (AMP) policy, shared by training and inference, on GPUs and CPUs alike.
 
-A config's ``amp`` value (``off``, ``fp16``, ``bf16``) is resolved once per device into a
-:class:`Precision`, which gives the autocast context for forward passes and, for training, the
-gradient scaler that fp16 needs.
+A config's ``amp`` value is resolved once per device into a :class:`Precision`, which gives the
+autocast context for forward passes and, for training, the gradient scaler that fp16 needs. The
+values mean the same on both devices where the device can run them:
+
+- ``off``: float32.
+- ``bf16``: autocast to bfloat16 (no gradient scaling: bf16 has fp32's range). On a CPU this pays
+  only where the CPU multiplies bf16 natively (x86 AVX512-BF16 or AMX, Arm's BF16 extension);
+  elsewhere oneDNN emulates it and it runs slower than fp32, so it is honoured with a warning.
+- ``fp16``: autocast to float16 with gradient scaling, on CUDA. CPUs have no fast fp16 path in
+  PyTorch's oneDNN kernels, so on a CPU it falls back to float32 with a log line.
+- ``auto`` (inference's default): bf16 on a CPU that runs it natively, float32 on any other CPU
+  and on CUDA (where the choice between fp16 and bf16 is the user's to make).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import platform
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import torch
@@ -19,7 +31,34 @@ from tts_pipeline.errors import UserError
 log = logging.getLogger(__name__)
 
 AmpMode = Literal["off", "fp16", "bf16"]
+AMP_SETTINGS = ("auto", "off", "fp16", "bf16")
 _AMP_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+# /proc/cpuinfo flags of CPUs with bf16 arithmetic: x86 (AVX512-BF16 dot products, AMX tiles)
+# and Arm (the BF16 extension, "bf16" in the Features line).
+_NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+
+
+@functools.cache
+def cpu_bf16_instructions() -> tuple[str, ...]:
+    """The bf16 instruction sets this machine's CPU reports (empty if none or unknown).
+
+    Read from ``/proc/cpuinfo`` (Linux); other systems report none, so ``auto`` keeps them on fp32.
+    """
+    cpuinfo = Path("/proc/cpuinfo")
+    if platform.system() != "Linux" or not cpuinfo.is_file():
+        return ()
+    flags: set[str] = set()
+    for line in cpuinfo.read_text(errors="replace").splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return tuple(sorted(flags & _NATIVE_BF16_FLAGS))
+
+
+def cpu_runs_bf16_natively() -> bool:
+    """True where bf16 autocast is faster than fp32 on this CPU (module docstring)."""
+    return bool(cpu_bf16_instructions())
 
 
 @dataclass(frozen=True)
@@ -28,12 +67,24 @@ class Precision:
 
     Attributes:
         amp: The effective mode: ``off``, ``fp16`` (autocast + gradient scaling) or ``bf16``
-            (autocast, no scaling: bf16 has fp32's range).
+            (autocast, no scaling).
         device: The device the models run on.
+        reason: Why this mode, in words (logged, and shown by the benchmark).
     """
 
     amp: AmpMode
     device: torch.device
+    reason: str = ""
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The compute dtype of autocast regions (float32 when AMP is off)."""
+        return _AMP_DTYPES.get(self.amp, torch.float32)
+
+    @property
+    def label(self) -> str:
+        """``fp32``, ``fp16`` or ``bf16``: the name benchmarks and logs use."""
+        return "fp32" if self.amp == "off" else self.amp
 
     def autocast(self) -> contextlib.AbstractContextManager[object]:
         """Autocast for forward passes and losses (a no-op context when AMP is off)."""
@@ -41,22 +92,51 @@ class Precision:
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device.type, dtype=_AMP_DTYPES[self.amp])
 
+    def full_precision(self) -> contextlib.AbstractContextManager[object]:
+        """A region that runs in float32 even inside :meth:`autocast` (STFTs, mel losses)."""
+        if self.amp == "off":
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, enabled=False)
+
     def grad_scaler(self) -> torch.amp.GradScaler:
         """A gradient scaler, enabled only for fp16 (disabled, it passes losses and steps through)."""
         return torch.amp.GradScaler(self.device.type, enabled=self.amp == "fp16")
 
 
 def resolve_precision(amp: str, device: torch.device, *, key: str = "amp") -> Precision:
-    """The precision to use for config value ``amp`` on ``device``.
+    """The precision to use for config value ``amp`` (``auto``, ``off``, ``fp16``, ``bf16``) on ``device``.
 
-    AMP is a CUDA feature here: on the CPU it is switched off with a log line (the config stays
-    valid for GPU and CPU runs alike). bf16 on a GPU without bf16 support is an error naming ``key``.
+    The choice and its reason are logged. bf16 on a GPU without bf16 support is an error naming ``key``.
     """
-    if amp not in ("off", "fp16", "bf16"):
-        raise UserError(f"{key}: expected 'off', 'fp16' or 'bf16', got {amp!r}")
-    if amp != "off" and device.type != "cuda":
-        log.info("%s is %r but training runs on the %s; AMP is off", key, amp, device.type)
-        return Precision("off", device)
+    if amp not in AMP_SETTINGS:
+        raise UserError(f"{key}: expected one of {', '.join(repr(a) for a in AMP_SETTINGS)}, got {amp!r}")
+    if device.type == "cuda":
+        precision = _cuda_precision(amp, device, key)
+    else:
+        precision = _cpu_precision(amp, device, key)
+    log.info("%s: %s on %s (%s)", key, precision.label, device.type, precision.reason)
+    return precision
+
+
+def _cuda_precision(amp: str, device: torch.device, key: str) -> Precision:
+    if amp == "auto":
+        return Precision("off", device, "auto: float32 on CUDA unless fp16 or bf16 is chosen")
     if amp == "bf16" and not torch.cuda.is_bf16_supported():
         raise UserError(f"{key}: 'bf16' is not supported by {torch.cuda.get_device_name(device)}; use 'fp16' or 'off'")
-    return Precision(amp, device)  # type: ignore[arg-type]
+    return Precision(amp, device, "as configured")  # type: ignore[arg-type]
+
+
+def _cpu_precision(amp: str, device: torch.device, key: str) -> Precision:
+    native = cpu_bf16_instructions()
+    if amp == "off":
+        return Precision("off", device, "as configured")
+    if amp == "fp16":
+        return Precision("off", device, f"{key} fp16 is a CUDA mode; the {device.type} runs float32")
+    if amp == "auto":
+        if native:
+            return Precision("bf16", device, f"auto: the CPU multiplies bf16 natively ({', '.join(native)})")
+        return Precision("off", device, "auto: the CPU has no native bf16 (no AVX512-BF16 / AMX / BF16), float32")
+    if not native:
+        log.warning("%s is 'bf16' but this CPU has no native bf16 (AVX512-BF16 / AMX): it runs emulated, slower", key)
+        return Precision("bf16", device, "as configured; emulated, no native bf16 on this CPU")
+    return Precision("bf16", device, f"as configured; native ({', '.join(native)})")

@@ -31,11 +31,16 @@ def tiny_synthesizer() -> Synthesizer:
     return Synthesizer(tiny_generator(), AUDIO, options, fastpitch=tiny_fastpitch(), text_encoder=encoder)
 
 
-def test_the_cpu_runs_fp32_only_and_says_why_the_rest_is_skipped():
+def test_the_cpu_runs_fp32_and_bf16_and_says_why_fp16_is_skipped(monkeypatch):
+    from tts_pipeline.benchmark import inference
+
     plan = plan_precisions(["fp16", "fp32", "bf16", "fp32"], torch.device("cpu"))
-    assert [(c.name, c.amp, c.label) for c in plan.runnable] == [("fp32", "off", "fp32")]
-    assert [s.precision for s in plan.skipped] == ["fp16", "bf16"]
-    assert all("CUDA-only" in s.reason for s in plan.skipped)
+    assert [(c.name, c.amp) for c in plan.runnable] == [("fp32", "off"), ("bf16", "bf16")]
+    assert [s.precision for s in plan.skipped] == ["fp16"] and "CUDA-only" in plan.skipped[0].reason
+    monkeypatch.setattr(inference, "cpu_bf16_instructions", lambda: ("amx_bf16", "avx512_bf16"))
+    assert plan_precisions(["bf16"], torch.device("cpu")).runnable[0].label == "bf16 (native: amx_bf16, avx512_bf16)"
+    monkeypatch.setattr(inference, "cpu_bf16_instructions", lambda: ())
+    assert "emulated" in plan_precisions(["bf16"], torch.device("cpu")).runnable[0].label
 
 
 def test_time_synthesis_records_both_models_and_counts_the_batchs_audio():

@@ -118,11 +118,11 @@ def test_options_from_the_inference_section():
     assert shifted.pitch_transform == PitchTransform(invert=True, shift_hz=20.0) and shifted.batch_size == 2
 
 
-def test_amp_on_the_cpu_runs_fp32_and_says_so(models, caplog):
-    with caplog.at_level(logging.INFO, logger="tts_pipeline.inference.synthesizer"):
+def test_fp16_on_the_cpu_runs_fp32_and_says_so(models, caplog):
+    with caplog.at_level(logging.INFO, logger="tts_pipeline.precision"):
         synth = Synthesizer(models[1], AUDIO, SynthesisOptions(), device="cpu", amp="fp16")
     assert synth.precision.amp == "off"
-    assert "fp32 only" in caplog.text
+    assert "inference.amp: fp32 on cpu (inference.amp fp16 is a CUDA mode" in caplog.text
     with pytest.raises(UserError, match="no FastPitch model"):
         synth.synthesize(["Hello."])
 

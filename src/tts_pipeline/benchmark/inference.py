@@ -8,7 +8,8 @@ the vocoder runs once on the whole batch (``vocoder_batching="padded"``, NVIDIA'
 is padding. A call's audio is ``sum(mel_lengths) x hop`` samples, NVIDIA's count.
 
 Precision. ``fp32`` runs the models as they are; ``fp16`` and ``bf16`` run them under CUDA autocast
-(NVIDIA's script converts the models with ``.half()`` instead). On the CPU only ``fp32`` runs. On a
+(NVIDIA's script converts the models with ``.half()`` instead). On the CPU ``fp32`` and ``bf16`` run
+(bf16 labelled ``native`` or ``emulated`` after the CPU's instructions); ``fp16`` is skipped. On a
 GPU of compute capability 8.0 or newer, PyTorch may carry out float32 convolutions and matrix products
 in TF32 (``torch.backends.cudnn.allow_tf32``, on by default, and
 ``torch.backends.cuda.matmul.allow_tf32``, off by default). Those switches are left as the process has
@@ -27,6 +28,7 @@ import torch
 from tts_pipeline.benchmark.runner import BenchmarkRun, CallResult, benchmark
 from tts_pipeline.inference.batching import pad_tokens
 from tts_pipeline.inference.synthesizer import Synthesizer
+from tts_pipeline.precision import cpu_bf16_instructions
 from tts_pipeline.timers import Timer
 
 PRECISION_AMP = {"fp32": "off", "fp16": "fp16", "bf16": "bf16"}
@@ -99,8 +101,12 @@ def plan_precisions(requested: Sequence[str], device: torch.device) -> Precision
             raise ValueError(f"benchmark.precisions: unknown precision {name!r}; expected one of {list(PRECISION_AMP)}")
         if name == "fp32":
             runnable.append(PrecisionChoice(name, PRECISION_AMP[name], fp32_label(device)))
+        elif device.type != "cuda" and name == "bf16":
+            native = cpu_bf16_instructions()
+            label = f"bf16 (native: {', '.join(native)})" if native else "bf16 (emulated: no native bf16 on this CPU)"
+            runnable.append(PrecisionChoice(name, PRECISION_AMP[name], label))
         elif device.type != "cuda":
-            skipped.append(SkippedPrecision(name, f"autocast inference is CUDA-only here; the {device.type} runs fp32"))
+            skipped.append(SkippedPrecision(name, f"fp16 autocast is CUDA-only here; the {device.type} runs fp32"))
         elif name == "bf16" and not torch.cuda.is_bf16_supported():
             skipped.append(SkippedPrecision(name, f"{torch.cuda.get_device_name(device)} does not support bf16"))
         else:

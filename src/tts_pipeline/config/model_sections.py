@@ -31,7 +31,9 @@ class AlignerConfig(StrictModel):
     checkpoint_every_n_steps: int = Field(200, ge=1)
     keep_checkpoints: int = Field(3, ge=1, description="Resumable checkpoints kept in R/work/train_aligner/.")
     gpus: int = Field(0, ge=0, description="GPUs the rule asks for; 0 = CPU.")
-    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    amp: Literal["off", "fp16", "bf16"] = Field(
+        "off", description="Mixed precision: bf16 autocast on CUDA or the CPU; fp16 on CUDA (float32 on a CPU)."
+    )
     num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
     seed: int = 1234
 
@@ -88,7 +90,9 @@ class HiFiGANConfig(StrictModel):
     segment_size: int = Field(8192, ge=256, description="Audio samples per training item (multiple of hop).")
     epochs: int = Field(6500, ge=1)
     max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
-    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    amp: Literal["off", "fp16", "bf16"] = Field(
+        "off", description="Mixed precision: bf16 autocast on CUDA or the CPU; fp16 on CUDA (float32 on a CPU)."
+    )
     gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
     num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
     seed: int = 1234
@@ -225,7 +229,9 @@ class FastPitchConfig(StrictModel):
     )
     epochs: int = Field(1000, ge=1)
     max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
-    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Mixed precision on CUDA (ignored on CPU).")
+    amp: Literal["off", "fp16", "bf16"] = Field(
+        "off", description="Mixed precision: bf16 autocast on CUDA or the CPU; fp16 on CUDA (float32 on a CPU)."
+    )
     gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
     num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
     seed: int = 1234

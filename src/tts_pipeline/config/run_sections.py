@@ -27,7 +27,11 @@ class InferenceConfig(StrictModel):
     )
     fade_out_frames: int = Field(10, ge=0, description="Linear fade to 0 over the last frames of each utterance.")
     normalize_peak: bool = Field(False, description="Scale each utterance to a peak of 1.0, as NVIDIA's script does.")
-    amp: Literal["off", "fp16", "bf16"] = Field("off", description="Autocast on CUDA; the CPU runs fp32.")
+    amp: Literal["auto", "off", "fp16", "bf16"] = Field(
+        "auto",
+        description="Autocast precision; auto = bf16 on a CPU that runs it natively (AVX512-BF16 / AMX), "
+        "else float32 (also on CUDA). fp16 is CUDA-only.",
+    )
     gpus: int = Field(1, ge=0, le=1, description="1 = the first visible GPU (CPU if none); 0 = CPU.")
     phrases: str | None = Field(
         None,

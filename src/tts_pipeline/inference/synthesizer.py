@@ -180,14 +180,6 @@ def check_audio_agreement(first: AudioConfig, second: AudioConfig, first_name: s
             )
 
 
-def inference_precision(amp: str, device: torch.device) -> Precision:
-    """fp32 on the CPU (with a log line if AMP was asked for); AMP on CUDA where the GPU supports it."""
-    if amp != "off" and device.type != "cuda":
-        log.info("inference.amp is %r but inference runs on the %s: fp32 only", amp, device.type)
-        return Precision("off", device)
-    return resolve_precision(amp, device, key="inference.amp")
-
-
 class Synthesizer:
     """FastPitch + HiFi-GAN on one device.
 
@@ -198,7 +190,7 @@ class Synthesizer:
         fastpitch: The acoustic model; None for a vocoder-only synthesiser (:meth:`vocode` only).
         text_encoder: How FastPitch's symbols are made from text (required with ``fastpitch``).
         device: Where both models run.
-        amp: ``"off"``, ``"fp16"`` or ``"bf16"`` (autocast on CUDA; fp32 on the CPU).
+        amp: ``"auto"``, ``"off"``, ``"fp16"`` or ``"bf16"`` (:mod:`tts_pipeline.precision`).
     """
 
     def __init__(
@@ -217,7 +209,7 @@ class Synthesizer:
         self.device = torch.device(device)
         self.audio = audio
         self.options = options
-        self.precision = inference_precision(amp, self.device)
+        self.precision = resolve_precision(amp, self.device, key="inference.amp")
         self.vocoder = vocoder.to(self.device).eval()
         self.fastpitch = fastpitch.to(self.device).eval() if fastpitch is not None else None
         self.text_encoder = text_encoder
