@@ -163,6 +163,17 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     ]  # fmt: skip
     assert all(math.isfinite(r["mel_l1"]) and r["mel_l1"] > 0 and r["utterances"] == 2 for r in mel_l1["rows"])
 
+    # bf16 against fp32 on the same utterances: close (a tiny random vocoder), but not the same samples.
+    (bf16_quality,) = report["quality"]["precision"]["rows"]
+    assert bf16_quality["precision"] == "bf16" and bf16_quality["utterances"] == 2
+    assert 15 < bf16_quality["vocoder_snr_db_min"] <= bf16_quality["vocoder_snr_db"] < 200
+    fine_tuned_l1 = next(
+        r["mel_l1"] for r in mel_l1["rows"] if r["vocoder"] == "fine-tuned" and r["input_key"] == "ground_truth"
+    )
+    assert bf16_quality["vocoder_mel_l1_fp32"] == pytest.approx(fine_tuned_l1)
+    assert bf16_quality["vocoder_mel_l1"] == pytest.approx(fine_tuned_l1, rel=0.05)
+    assert 0 <= bf16_quality["fastpitch_same_length"] <= 1
+
     sentences = report["quality"]["synthesized"]
     assert sentences["reference"] == "espeak" and sentences["voice"]["pitch"] == BASE_VOICE.pitch
     by_name = {row["name"]: row for row in sentences["rows"]}
@@ -182,7 +193,8 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     assert listening["utterance_ids"] == list(VAL_IDS)
     names = [row["name"] for row in listening["rows"]]
     assert names == ["recordings", "griffin_lim_ground_truth", "hifigan_base_ground_truth",
-                     "hifigan_fine_tuned_ground_truth", "griffin_lim_fastpitch", "tts"]  # fmt: skip
+                     "hifigan_fine_tuned_ground_truth", "griffin_lim_fastpitch", "tts", "tts_bf16"]  # fmt: skip
+    assert listening["rows"][-1]["description"] == "FastPitch + fine-tuned HiFi-GAN (full TTS, bf16)"
     for row in listening["rows"]:
         assert row["closed"]["clips"] == 3 and row["closed"]["reference_words"] == 9
         assert set(row["hypotheses"]["closed"]) == set(VAL_IDS) and 0 <= row["open"]["wer"]
@@ -200,10 +212,13 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     assert any(row["x_real_time"] == 518.43 for row in report["nvidia"]["published"])
 
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
-    for heading in ("## Inference speed", "NVIDIA's published figures", "### Vocoder mel L1",
+    assert report["settings"]["inference_precision"]["amp"] == "auto"
+    assert "What `synthesize` runs (inference.amp = auto): " in markdown
+    for heading in ("## Inference speed", "NVIDIA's published figures", "### Vocoder mel L1", "### Faster precisions",
                     "### Synthesised sentences", "### Intelligibility", "## Training throughput"):  # fmt: skip
         assert heading in markdown, heading
-    assert "| Batch size | Precision | Avg latency (s) | p90 latency (s) | p95 latency (s) | p99 latency" in re.sub(" +", " ", markdown)
+    header = "| Batch size | Precision | Avg latency (s) | p90 latency (s) | p95 latency (s) | p99 latency"
+    assert header in re.sub(" +", " ", markdown)
     assert "- fp16: fp16 autocast is CUDA-only here" in markdown
     assert "this run (" in markdown and "| same " in markdown and "| mean of 2 " in markdown
     written = {name: (root / "benchmark" / name).stat().st_mtime_ns for name in ("report.json", "report.md")}

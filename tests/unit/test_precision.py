@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-
 from pathlib import Path
 
 import pytest
 import torch
 
-from tts_pipeline.errors import UserError
 from tts_pipeline import precision as precision_module
+from tts_pipeline.errors import UserError
 from tts_pipeline.precision import Precision, cpu_bf16_instructions, resolve_precision
 
 

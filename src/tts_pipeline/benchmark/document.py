@@ -36,6 +36,18 @@ VOCODER_COLUMNS: tuple[Column, ...] = (
     Column("Mel L1", "mel_l1", ".4f"),
 )
 
+PRECISION_COLUMNS: tuple[Column, ...] = (
+    Column("Precision", "precision"),
+    Column("Utterances", "utterances", "d"),
+    Column("Vocoder SNR vs fp32 (dB, median)", "vocoder_snr_db", ".1f"),
+    Column("Vocoder SNR (dB, min)", "vocoder_snr_db_min", ".1f"),
+    Column("Vocoder mel L1", "vocoder_mel_l1", ".4f"),
+    Column("Vocoder mel L1, fp32", "vocoder_mel_l1_fp32", ".4f"),
+    Column("FastPitch same length", "fastpitch_same_length", ".0%"),
+    Column("FastPitch mel L1 vs fp32", "fastpitch_mel_l1", ".4f"),
+)
+"""What each faster precision costs (:mod:`tts_pipeline.benchmark.precision_quality`)."""
+
 SENTENCE_COLUMNS: tuple[Column, ...] = (
     Column("Sentence", "name"),
     *(c for c in QUALITY_COLUMNS if c.key != "utterances"),
@@ -95,6 +107,12 @@ def _speed_section(report: Mapping[str, Any]) -> list[str]:
         f"of the phrase; pace {settings['pace']:g}, denoising strength {settings['denoising_strength']:g}.",
         "",
     ]
+    chosen = settings.get("inference_precision")
+    if chosen:
+        lines += [
+            f"What `synthesize` runs (inference.amp = {chosen['amp']}): {chosen['precision']} ({chosen['reason']}).",
+            "",
+        ]
     if speed["rows"]:
         lines += [render_table(speed["rows"], SPEED_COLUMNS), LATENCY_NOTES, ""]
         lines += ["Per model (seconds per call):", "", render_table(speed["rows"], component_columns(COMPONENTS))]
@@ -126,6 +144,10 @@ def _quality_section(report: Mapping[str, Any]) -> list[str]:
     vocoder = quality.get("vocoder_mel_l1")
     if vocoder:
         lines += ["### Vocoder mel L1", "", render_table(vocoder["rows"], VOCODER_COLUMNS), vocoder["target"], ""]
+    precision = quality.get("precision") or {}
+    if precision.get("rows"):
+        lines += ["### Faster precisions against fp32", "", render_table(precision["rows"], PRECISION_COLUMNS)]
+        lines += [precision["note"], ""]
     synthesized = quality.get("synthesized") or {}
     lines += [f"### Synthesised sentences against a reference ({synthesized.get('reference', 'none')})", ""]
     rows = synthesized.get("rows") or []
@@ -200,7 +222,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     Reads ``environment`` (``device``, ``device_name``, ``torch``, ``threads``, ``tf32``), ``settings``
     (``phrase`` with ``name``/``characters``/``tokens``, ``warmup``, ``repeats``, ``pace``,
     ``denoising_strength``), ``speed`` (``rows``, ``skipped_precisions``), ``nvidia.published``,
-    ``quality`` (``vocoder_mel_l1`` with ``rows`` and ``target``; ``synthesized`` with ``reference``,
+    ``quality`` (``vocoder_mel_l1`` with ``rows`` and ``target``; ``precision`` with ``rows`` and
+    ``note``; ``synthesized`` with ``reference``,
     ``description``, ``rows``, ``average``, ``skipped``) and ``training`` (``rows``, ``units``).
     """
     env = report["environment"]
@@ -224,6 +247,9 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
             metrics[f"{prefix}_{component}_latency_mean_s"] = row[f"{component}_latency_mean_s"]
     for row in (report["quality"].get("vocoder_mel_l1") or {}).get("rows", []):
         metrics[f"mel_l1_{row['vocoder']}_{row['input_key']}"] = row["mel_l1"]
+    for row in (report["quality"].get("precision") or {}).get("rows", []):
+        for key in ("vocoder_snr_db", "vocoder_mel_l1", "fastpitch_mel_l1"):
+            metrics[f"{row['precision']}_{key}"] = row.get(key)
     for row in (report["quality"].get("intelligibility") or {}).get("rows", []):
         for decode in ("closed", "open"):
             for key in ("sentence_accuracy", "wer", "cer"):

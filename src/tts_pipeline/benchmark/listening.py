@@ -12,7 +12,9 @@ The rows, from the upper reference point to what a user gets:
 ``hifigan_fine_tuned_ground_truth``       the fine-tuned HiFi-GAN on the ground-truth mels
 ``griffin_lim_fastpitch``                 Griffin-Lim on FastPitch's free-running mels of the texts
 ``tts``                                   FastPitch + fine-tuned HiFi-GAN from the texts, as
-                                          ``synthesize`` makes them (the ``inference`` section)
+                                          ``synthesize`` makes them (the ``inference`` section), fp32
+``tts_<precision>``                       the same in each faster precision the benchmark runs
+                                          (``tts_bf16``: bf16 autocast)
 ========================================  ==========================================================
 
 A neural row below its Griffin-Lim row on the same mels means the vocoder loses what the mels carry;
@@ -45,14 +47,25 @@ from tts_pipeline.inference.synthesizer import Synthesizer
 
 log = logging.getLogger(__name__)
 
+TTS_DESCRIPTION = "FastPitch + fine-tuned HiFi-GAN (full TTS, {precision})"
+"""The words of the ``tts`` row and of each ``tts_<precision>`` row."""
 ROW_DESCRIPTIONS = {
     "recordings": "Recordings (the corpus)",
     "griffin_lim_ground_truth": "Griffin-Lim on ground-truth mels",
     "hifigan_base_ground_truth": "Base HiFi-GAN on ground-truth mels (copy synthesis)",
     "hifigan_fine_tuned_ground_truth": "Fine-tuned HiFi-GAN on ground-truth mels (copy synthesis)",
     "griffin_lim_fastpitch": "Griffin-Lim on FastPitch mels (from text)",
-    "tts": "FastPitch + fine-tuned HiFi-GAN (full TTS)",
+    "tts": TTS_DESCRIPTION.format(precision="fp32"),
 }
+
+
+def row_description(name: str) -> str:
+    """The table's words for row ``name`` (``tts_<precision>`` rows say their precision)."""
+    if name in ROW_DESCRIPTIONS:
+        return ROW_DESCRIPTIONS[name]
+    return TTS_DESCRIPTION.format(precision=name.removeprefix("tts_"))
+
+
 FIGURE_ROWS = ("recordings", "griffin_lim_ground_truth", "hifigan_fine_tuned_ground_truth", "tts")
 """The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product."""
 
@@ -79,13 +92,14 @@ class ListeningResult:
 def row_audio(
     utterances: Sequence[Utterance],
     audio_cfg: AudioConfig,
-    tts: Synthesizer,
+    tts: dict[str, Synthesizer],
     vocoders: dict[str, Synthesizer],
 ) -> dict[str, list[np.ndarray]]:
     """Float ``(N,)`` audio of every row (:data:`ROW_DESCRIPTIONS`) for every utterance, in order.
 
     Args:
-        tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options.
+        tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options, by row:
+            ``"tts"`` in fp32 (required; Griffin-Lim on FastPitch mels uses its mels), ``"tts_bf16"``...
         vocoders: ``"base"`` and ``"fine_tuned"`` synthesizers for copy synthesis (no denoiser, no fade).
     """
     rate = audio_cfg.sampling_rate
@@ -97,9 +111,13 @@ def row_audio(
     for name in ("base", "fine_tuned"):
         if name in vocoders:
             audio[f"hifigan_{name}_ground_truth"] = [u.audio for u in vocoders[name].vocode(mels)]
-    spoken = tts.synthesize([u.text for u in utterances])
+    texts = [u.text for u in utterances]
+    spoken = tts["tts"].synthesize(texts)
     audio["griffin_lim_fastpitch"] = [griffin_lim(u.mel, audio_cfg) for u in spoken]
     audio["tts"] = [u.audio for u in spoken]
+    for name, synth in tts.items():
+        if name != "tts":
+            audio[name] = [u.audio for u in synth.synthesize(texts)]
     return audio
 
 
@@ -107,7 +125,7 @@ def listening_test(
     utterances: Sequence[Utterance],
     closed_set: Sequence[str],
     audio_cfg: AudioConfig,
-    tts: Synthesizer,
+    tts: dict[str, Synthesizer],
     vocoders: dict[str, Synthesizer],
     out_dir: Path,
     n_figures: int,
@@ -125,8 +143,9 @@ def listening_test(
 
     audio = row_audio(utterances, audio_cfg, tts, vocoders)
     # The words as the text front end spells them out ("2" -> "two"): what a listener should hear.
-    assert tts.text_encoder is not None, "listening_test needs a synthesizer with FastPitch"
-    clean = tts.text_encoder.clean
+    encoder = tts["tts"].text_encoder
+    assert encoder is not None, "listening_test needs a synthesizer with FastPitch"
+    clean = encoder.clean
     sentences = [words_of(clean(text)) for text in closed_set]
     recognizer = Recognizer(sentences)
     rate = audio_cfg.sampling_rate
@@ -138,7 +157,7 @@ def listening_test(
     heard = iter(decode_all(sentences, [clip for clips in clips_of.values() for clip in clips], workers))
     rows = []
     for name, clips in clips_of.items():
-        row = recognise(recognizer, name, ROW_DESCRIPTIONS[name], clips, [next(heard) for _ in clips])
+        row = recognise(recognizer, name, row_description(name), clips, [next(heard) for _ in clips])
         closed, open_ = row.scores["closed"], row.scores["open"]
         log.info(
             "benchmark: %s: closed-set sentence accuracy %.0f%%, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
@@ -159,7 +178,7 @@ def listening_test(
             wavs.append(path)
             example_wavs[name] = str(path)
             with torch.no_grad():
-                panels[ROW_DESCRIPTIONS[name]] = mel(torch.from_numpy(np.ascontiguousarray(clip))).numpy()
+                panels[row_description(name)] = mel(torch.from_numpy(np.ascontiguousarray(clip))).numpy()
         figure = spectrogram_panels(panels, audio_cfg.hop_length / rate, title=f"{utterance.id}: {utterance.text}")
         figures.append(save_figure(figure, out_dir / "figures" / f"{utterance.id}_spectrograms.png"))
         examples.append({"id": utterance.id, "text": utterance.text, "figure": str(figures[-1]), "wavs": example_wavs})

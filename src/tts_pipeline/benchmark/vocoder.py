@@ -84,30 +84,43 @@ def vocoder_mel_l1(synth: Synthesizer, inputs: MelSet, targets: MelSet) -> list[
     return losses
 
 
-def vocoder_quality(
-    manifest_dir: Path,
-    features_dir: Path,
-    fastpitch_mels_dir: Path | None,
-    n_quality: int,
-    vocoders: dict[str, tuple[Path, Synthesizer]],
-    n_mels: int,
-) -> dict[str, Any]:
-    """Mel L1 rows of each vocoder (name -> model file, synthesizer) on each kind of input mel.
+class ValidationSet(NamedTuple):
+    """The validation utterances the quality figures are measured on: ground-truth mels and texts."""
 
-    The first ``n_quality`` validation utterances; inputs are their ground-truth mels and, with
-    ``fastpitch_mels_dir``, their teacher-forced FastPitch mels; the target is the ground truth.
-    """
+    targets: MelSet
+    texts: list[str]
+
+
+def validation_set(manifest_dir: Path, features_dir: Path, n_quality: int, n_mels: int) -> ValidationSet:
+    """The first ``n_quality`` utterances of the validation manifest with their ground-truth mels."""
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.features.layout import FeatureLayout
 
     val_path = manifest_path(manifest_dir, "val")
     if not val_path.is_file():
         raise UserError(f"benchmark: validation manifest not found: {val_path}")
-    ids = [str(record["id"]) for record in read_manifest(val_path)[:n_quality]]
-    if not ids:
+    records = read_manifest(val_path)[:n_quality]
+    if not records:
         raise UserError(f"benchmark: {val_path} lists no utterance to measure the vocoders on")
+    ids = [str(record["id"]) for record in records]
     layout = FeatureLayout(features_dir)
     targets = load_mels(ids, [layout.mel(i) for i in ids], n_mels, "ground-truth mel")
+    return ValidationSet(targets, [str(record["text"]) for record in records])
+
+
+def vocoder_quality(
+    validation: ValidationSet,
+    fastpitch_mels_dir: Path | None,
+    vocoders: dict[str, tuple[Path, Synthesizer]],
+    n_mels: int,
+) -> dict[str, Any]:
+    """Mel L1 rows of each vocoder (name -> model file, synthesizer) on each kind of input mel.
+
+    Inputs are the ``validation`` utterances' ground-truth mels and, with ``fastpitch_mels_dir``,
+    their teacher-forced FastPitch mels; the target is the ground truth.
+    """
+    targets = validation.targets
+    ids = targets.ids
     inputs: dict[str, MelSet] = {"ground_truth": targets}
     if fastpitch_mels_dir is not None:
         paths = [fastpitch_mels_dir / f"{i}.npy" for i in ids]

@@ -46,7 +46,7 @@ from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
 from tts_pipeline.models.hifigan import Generator
-from tts_pipeline.precision import Precision, resolve_precision
+from tts_pipeline.precision import resolve_precision
 from tts_pipeline.timers import Timer
 
 if TYPE_CHECKING:

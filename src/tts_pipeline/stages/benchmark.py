@@ -1,8 +1,9 @@
 """Benchmark the trained models: inference speed (NVIDIA's procedure), objective quality, training throughput.
 
 Speed. For each batch size of ``benchmark.batch_sizes`` and each precision of ``benchmark.precisions``
-the device runs (the CPU: fp32 only; a GPU: fp32 (labelled by its TF32 state), fp16 autocast, bf16
-autocast where supported; skipped ones are listed with the reason), a batch of B copies of the
+the device runs (a CPU: fp32 and bf16 autocast, labelled native or emulated; a GPU: fp32 (labelled by
+its TF32 state), fp16 autocast, bf16 autocast where supported; skipped ones are listed with the
+reason), a batch of B copies of the
 ``benchmark.phrases`` sentence goes through FastPitch and the fine-tuned HiFi-GAN (denoising strength
 ``benchmark.denoising_strength``; pace and pitch transform of the ``inference`` section):
 ``benchmark.warmup`` untimed calls, then ``benchmark.repeats`` timed ones, each model timed apart with
@@ -17,7 +18,11 @@ is always the ground-truth mel (:mod:`tts_pipeline.benchmark.vocoder`). (b) The 
 chosen by ``--reference`` (:mod:`tts_pipeline.benchmark.reference`): ``espeak`` for the demo corpus
 (eSpeak NG at the corpus's base voice; needs ``corpus.demo`` in ``--section``), ``manifest`` where the
 sentences are validation utterances named by id (LJSpeech: their recordings), ``none`` to skip.
-MCD-DTW, F0 RMSE, voicing error and duration ratio per sentence and averaged.
+MCD-DTW, F0 RMSE, voicing error and duration ratio per sentence and averaged. (c) What each faster
+precision costs against fp32 on the same validation utterances: vocoder waveform SNR, mel L1, and
+FastPitch's mels (:mod:`tts_pipeline.benchmark.precision_quality`); the intelligibility table gets a
+full-TTS row per precision. The precision ``inference.amp`` resolves to (what ``synthesize`` runs) is
+recorded in the settings.
 
 Training. The throughput each training stage reported, from ``--metrics name=path`` files
 (:mod:`tts_pipeline.benchmark.training`; units in the report).
@@ -52,6 +57,8 @@ VOICE_KEY = "corpus.demo"
 """The demo corpus's voice settings: required in ``--section`` with ``--reference espeak``."""
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser, "--manifest-dir", "--features-dir")
     parser.add_argument("--fastpitch", type=Path, required=True, help="FastPitch model.pt")
@@ -91,10 +98,11 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.benchmark.environment import environment
     from tts_pipeline.benchmark.inference import plan_precisions, speed_rows, tf32_flags
     from tts_pipeline.benchmark.nvidia import PUBLISHED
+    from tts_pipeline.benchmark.precision_quality import PRECISION_NOTE, precision_quality
     from tts_pipeline.benchmark.reference import sentence_quality
     from tts_pipeline.benchmark.report import LATENCY_NOTES, json_ready
     from tts_pipeline.benchmark.training import THROUGHPUT_UNITS, parse_metrics_argument, training_throughput
-    from tts_pipeline.benchmark.vocoder import vocoder_quality
+    from tts_pipeline.benchmark.vocoder import validation_set, vocoder_quality
     from tts_pipeline.config import (
         AudioConfig,
         BenchmarkConfig,
@@ -108,6 +116,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.errors import UserError
     from tts_pipeline.files import write_json, write_text
     from tts_pipeline.inference import SynthesisOptions, Synthesizer, read_phrases
+    from tts_pipeline.precision import resolve_precision
 
     payload = load_stage_section(args, "benchmark")
     cfg: BenchmarkConfig = parse_section(BenchmarkConfig, payload["benchmark"], "benchmark")
@@ -139,14 +148,17 @@ def run(args: argparse.Namespace) -> None:
     except UserError as error:
         raise UserError(f"benchmark.phrases {phrases_path}:{phrase.line}: {error}") from None
     plan = plan_precisions(cfg.precisions, device)
+    chosen = resolve_precision(inference_cfg.amp, device, key="inference.amp")
+
+    def models_in(amp: str, options: SynthesisOptions) -> Synthesizer:
+        """The benchmarked models with other options, in precision ``amp``."""
+        return Synthesizer(
+            main.vocoder, audio, options, fastpitch=main.fastpitch, text_encoder=main.text_encoder,
+            device=device, amp=amp,
+        )  # fmt: skip
 
     def synthesizer_for(choice: PrecisionChoice) -> Synthesizer:
-        if choice.amp == main.precision.amp:
-            return main
-        return Synthesizer(
-            main.vocoder, audio, speed_options, fastpitch=main.fastpitch, text_encoder=main.text_encoder,
-            device=device, amp=choice.amp,
-        )  # fmt: skip
+        return main if choice.amp == main.precision.amp else models_in(choice.amp, speed_options)
 
     tags = {"device": str(device), "reference": args.reference}
     with tracked(STAGE, payload, dataset=args.manifest_dir.resolve().parent.name, tags=tags) as run_log:
@@ -155,21 +167,28 @@ def run(args: argparse.Namespace) -> None:
         quality_options = SynthesisOptions(batch_size=inference_cfg.batch_size, fade_out_frames=0)
         vocoders = _copy_synthesizers(args, main, quality_options, audio, device)
         demo = parse_section(DemoCorpusConfig, payload[VOICE_KEY], VOICE_KEY) if args.reference == "espeak" else None
+        validation = validation_set(args.manifest_dir, args.features_dir, cfg.n_quality, audio.n_mel_channels)
+
+        faster = [choice for choice in plan.runnable if choice.name != "fp32"]
         quality = {
-            "vocoder_mel_l1": vocoder_quality(
-                args.manifest_dir, args.features_dir, args.fastpitch_mels_dir, cfg.n_quality, vocoders,
-                audio.n_mel_channels,
-            ),
+            "vocoder_mel_l1": vocoder_quality(validation, args.fastpitch_mels_dir, vocoders, audio.n_mel_channels),
+            "precision": {
+                "note": PRECISION_NOTE,
+                "rows": precision_quality(
+                    models_in("off", quality_options),
+                    {choice.name: models_in(choice.amp, quality_options) for choice in faster},
+                    validation.targets, validation.texts,
+                ),
+            },
             "synthesized": sentence_quality(
                 args.reference, args.inference_manifest, args.manifest_dir, demo,
                 main.text_encoder.clean if main.text_encoder is not None else None, audio, pitch,
             ),
         }  # fmt: skip
         if cfg.intelligibility_clips > 0:
-            tts = Synthesizer(
-                main.vocoder, audio, SynthesisOptions.from_config(inference_cfg), fastpitch=main.fastpitch,
-                text_encoder=main.text_encoder, device=device,
-            )  # fmt: skip
+            tts_options = SynthesisOptions.from_config(inference_cfg)
+            tts = {"tts": models_in("off", tts_options)}
+            tts.update({f"tts_{choice.name}": models_in(choice.amp, tts_options) for choice in faster})
             listening = _listening(args, cfg, audio, tts, {name: synth for name, (_, synth) in vocoders.items()})
             quality["intelligibility"] = listening.section
             for path in listening.figures:
@@ -191,6 +210,7 @@ def run(args: argparse.Namespace) -> None:
                 "denoising_strength": speed_options.denoising_strength,
                 "vocoder_batching": speed_options.vocoder_batching,
                 "reference": args.reference,
+                "inference_precision": {"amp": inference_cfg.amp, "precision": chosen.label, "reason": chosen.reason},
             },
             "models": {
                 "fastpitch": str(args.fastpitch),
@@ -252,7 +272,7 @@ def _listening(
     args: argparse.Namespace,
     cfg: BenchmarkConfig,
     audio: AudioConfig,
-    tts: Synthesizer,
+    tts: dict[str, Synthesizer],
     vocoders: dict[str, Synthesizer],
 ) -> Any:
     """The intelligibility table, spectrogram figures and WAVs (:mod:`tts_pipeline.benchmark.listening`) on
