@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import re
 import subprocess
 import sys
 import tomllib
@@ -36,3 +39,40 @@ def test_top_level_help_lists_every_command():
     assert result.returncode == 0, result.stderr
     for command in COMMANDS:
         assert command in result.stdout
+
+
+# Imported modules whose distribution metadata does not name them (compiled extension only).
+MODULE_DISTRIBUTIONS = {"parselmouth": "praat-parselmouth"}
+# Declared for its command, not imported: the workflow engine runs the rules.
+COMMAND_ONLY = {"snakemake"}
+
+
+def _distribution_name(requirement: str) -> str:
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0]).lower()
+
+
+def _imported_modules() -> set[str]:
+    """Top-level names of every absolute import in ``src/`` (also those inside functions)."""
+    names: set[str] = set()
+    for path in (REPO / "src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names) - {"tts_pipeline", "__future__"}
+
+
+def test_declared_dependencies_are_exactly_the_imported_ones():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {_distribution_name(spec) for spec in project["dependencies"]}
+    owners = importlib.metadata.packages_distributions()
+    used: set[str] = set()
+    undeclared = []
+    for module in sorted(_imported_modules()):
+        candidates = {_distribution_name(d) for d in owners.get(module, [MODULE_DISTRIBUTIONS.get(module, module)])}
+        used |= candidates
+        if not candidates & declared:
+            undeclared.append(f"{module} (from {sorted(candidates)})")
+    assert not undeclared, f"imported in src/ but not in [project.dependencies]: {undeclared}"
+    assert declared - used - COMMAND_ONLY == set(), "declared in [project.dependencies] but never imported"
