@@ -16,6 +16,7 @@ matplotlib.use("Agg")  # headless: stages run on servers and in CI
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from tts_pipeline.files import atomic_path  # noqa: E402
@@ -64,15 +65,18 @@ def alignment(attention: np.ndarray, durations: np.ndarray, symbols: Sequence[st
         symbols: L labels for the y axis.
     """
     n_frames, n_symbols = attention.shape
-    figure, axis = plt.subplots(figsize=(10, max(3.0, n_symbols * 0.12)))
-    axis.imshow(attention.T, origin="lower", aspect="auto", cmap="viridis", interpolation="nearest")
+    # 0.17 inch per symbol row keeps 8 pt labels legible without overlapping.
+    figure, axis = plt.subplots(figsize=(11, max(3.5, n_symbols * 0.17 + 1.2)))
+    image = axis.imshow(attention.T, origin="lower", aspect="auto", cmap="viridis", interpolation="nearest")
     token_of_frame = np.repeat(np.arange(n_symbols), durations)
-    axis.plot(np.arange(n_frames), token_of_frame, color="red", linewidth=1.0, label="hard path")
+    axis.plot(np.arange(n_frames), token_of_frame, color="red", linewidth=1.0, label="hard path (MAS)")
     axis.set_yticks(np.arange(n_symbols))
-    axis.set_yticklabels([symbol if symbol != " " else "␣" for symbol in symbols], fontsize=6)
+    axis.set_yticklabels([symbol if symbol != " " else "␣" for symbol in symbols], fontsize=8)
+    axis.set_ylabel("input symbol")
     axis.set_xlabel("mel frame")
     axis.set_title(title)
-    axis.legend(loc="upper left", fontsize=7)
+    axis.legend(loc="upper left", fontsize=8)
+    figure.colorbar(image, ax=axis, label="soft attention weight", fraction=0.03, pad=0.01)
     return figure
 
 
@@ -174,10 +178,16 @@ def loss_curves(histories: dict[str, Sequence[dict[str, float]]], keys: dict[str
                 steps, values = zip(*points, strict=True)
                 axis.plot(steps, values, marker="o" if len(points) < 20 else None, markersize=3, label=key)
         axis.set_title(stage)
-        axis.set_xlabel("step")
+        axis.set_xlabel("optimiser step")
+        axis.set_ylabel("loss (log scale)")
         axis.set_yscale("log")
-        axis.grid(alpha=0.3)
-        axis.legend(fontsize=7)
+        # Ticks at 1, 2 and 5 of each decade, written plainly (0.2, 5, 20): losses span a decade or
+        # two, where matplotlib's default leaves one labelled tick or labels in 10^x notation.
+        axis.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+        axis.yaxis.set_minor_formatter(ticker.NullFormatter())
+        axis.grid(alpha=0.3, which="both")
+        axis.legend(fontsize=8)
     figure.tight_layout()
     return figure
 
