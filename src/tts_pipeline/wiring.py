@@ -25,9 +25,11 @@ from tts_pipeline.stages.common import LOG_EVERY_ENV
 
 PACKAGE = "tts_pipeline"
 
-# Modules left out of every code hash: the stage table is wiring data, and what a stage reads already
-# reaches its rule through ``params``; hashing it would rerun every stage when a row is added.
-UNHASHED_MODULES = frozenset({f"{PACKAGE}.stage_table"})
+# Modules left out of every code hash: the stage table and this module are wiring, and what they hand
+# a stage (its config slice, its paths) reaches its rule through ``params`` and files that Snakemake
+# tracks itself; hashing them would rerun every stage when a row or a path helper is added. (Stages
+# import this module only to cut their slice from ``--config`` when run by hand.)
+UNHASHED_MODULES = frozenset({f"{PACKAGE}.stage_table", f"{PACKAGE}.wiring"})
 
 # --------------------------------------------------------------------------------------------------
 # config slices

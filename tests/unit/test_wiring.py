@@ -241,3 +241,22 @@ def test_params_functions_read_the_rules_declared_files(demo):
     assert pipeline.input_folder("train")(None, given) == "R/data"
     metrics = Files({name: f"{name}.json" for name in pipeline.training_metrics()})
     assert pipeline.metrics_arguments()(None, metrics) == [f"{name}={name}.json" for name in metrics]
+
+
+def test_a_stage_run_by_hand_reads_its_slice_from_a_config_file(demo, capsys):
+    """``--config YAML`` gives a stage exactly the slice the workflow passes with ``--section``."""
+    import argparse
+
+    from tts_pipeline.stages import common
+    from tts_pipeline.stages import features as features_stage
+
+    parser = argparse.ArgumentParser(prog="tts-pipeline features")
+    features_stage.add_arguments(parser)
+    paths = ["--manifest-dir", "m", "--out-dir", "f", "--pitch-stats", "p.json", "--index", "i.jsonl"]
+    by_hand = parser.parse_args(["--config", str(REPO / "config/demo.yaml"), *paths])
+    from_rule = parser.parse_args(["--section", wiring.stage_params(parse_config(demo), "features"), *paths])
+    assert common.load_stage_section(by_hand, "features") == common.load_stage_section(from_rule, "features")
+    for argv in (paths, ["--config", "c.yaml", "--section", "{}", *paths]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+    assert "--section JSON | --config YAML" in capsys.readouterr().err

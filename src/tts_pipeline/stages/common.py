@@ -13,11 +13,18 @@ from tts_pipeline.errors import UserError
 
 
 def add_section_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    """``--section JSON`` (what the workflow passes) or ``--config YAML`` (by hand), one of them required."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "--section",
-        required=True,
         metavar="JSON",
         help="the config this stage reads, as JSON (the workflow passes it; see tts_pipeline.wiring)",
+    )
+    source.add_argument(
+        "--config",
+        type=Path,
+        metavar="YAML",
+        help="a pipeline config file (e.g. config/demo.yaml): the stage reads from it what the workflow would pass",
     )
 
 
@@ -32,16 +39,23 @@ PATH_ARGUMENTS: dict[str, str] = {
 
 
 def add_stage_arguments(parser: argparse.ArgumentParser, *flags: str) -> None:
-    """Add ``--section`` and the named shared path arguments (keys of :data:`PATH_ARGUMENTS`), all required."""
+    """Add ``--section`` / ``--config`` and the named shared path arguments (keys of :data:`PATH_ARGUMENTS`),
+    all required."""
     add_section_argument(parser)
     for flag in flags:
         parser.add_argument(flag, type=Path, required=True, help=PATH_ARGUMENTS[flag])
 
 
 def load_stage_section(args: argparse.Namespace, rule: str) -> dict[str, Any]:
-    """Parse ``--section`` and check that it carries every key the stage table says ``rule`` reads."""
+    """The config ``rule`` reads: ``--section`` checked for every key the stage table lists, or the same
+    slice cut from the ``--config`` file exactly as the workflow cuts it (:func:`wiring.stage_params`)."""
     from tts_pipeline.stage_table import stage
 
+    if getattr(args, "config", None) is not None:
+        from tts_pipeline.config import load_config
+        from tts_pipeline.wiring import stage_params
+
+        return json.loads(stage_params(load_config(args.config), rule))
     return load_section(args, *stage(rule).reads)
 
 
