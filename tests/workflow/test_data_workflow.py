@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,8 +118,20 @@ def demo_run(tmp_path_factory):
     """One real run of corpus + manifest on a tiny demo corpus, shared by the tests below."""
     workdir = tmp_path_factory.mktemp("demo_run")
     config = tiny_demo(workdir)
-    snakemake(workdir, config=config)
+    result = snakemake(workdir, config=config)
+    (workdir / "terminal.txt").write_text(result.stdout + result.stderr)
     return workdir, config
+
+
+def test_the_terminal_shows_a_line_per_job_and_training_progress(demo_run):
+    workdir, _ = demo_run
+    terminal = (workdir / "terminal.txt").read_text()
+    for stage in STAGES:
+        assert re.search(rf"^Job \d+: {stage}: .+ \(log: results/demo/logs/{stage}\.log\)$", terminal, re.M), stage
+    for section in ("aligner", "hifigan", "fastpitch"):
+        assert re.search(rf"^{section}: epoch \d+/\d+ \(step \d+\): .*s/epoch", terminal, re.M), section
+    assert max(len(line) for line in terminal.splitlines()) <= 300
+    assert "--section" not in terminal  # the commands (2 KB of JSON each) only with -p
 
 
 def test_contract_files(demo_run):

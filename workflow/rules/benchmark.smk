@@ -3,6 +3,8 @@
 
 
 rule benchmark:
+    message:
+        "benchmark: speed, quality and intelligibility (log: {log})"
     input:
         **pipeline.training_metrics(),
         fastpitch=pipeline.fastpitch_model(),
@@ -43,10 +45,12 @@ rule benchmark:
         " --manifest-dir {params.manifest_dir:q} --features-dir {params.features_dir:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --inference-manifest {input.inference:q}"
         " --reference {params.reference:q} --phrases {input.phrases:q} --metrics {params.metrics:q} --out-dir {params.out_dir:q}"
-        " > {log:q} 2>&1"
+        " 2> {log:q}"
 
 
 rule report_pages:
+    message:
+        "report_pages: the report's pages (log: {log})"
     input:
         **pipeline.training_metrics(),
         benchmark=paths.benchmark_md,
@@ -82,4 +86,4 @@ rule report_pages:
         "tts-pipeline report-pages --metrics {params.metrics:q} --features-dir {params.features_dir:q}"
         " --benchmark-md {input.benchmark:q} --benchmark-json {input.benchmark_json:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --hifigan-base {input.hifigan_base:q}"
-        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} 2> {log:q}"

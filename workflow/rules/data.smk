@@ -2,6 +2,8 @@
 
 
 rule corpus:
+    message:
+        "corpus: the recordings and their texts (log: {log})"
     output:
         record=paths.corpus_record,
     params:
@@ -17,13 +19,15 @@ rule corpus:
         "../envs/tts.yaml"
     shell:
         "tts-pipeline corpus --section {params.section:q} --downloads {params.downloads:q}"
-        " --record {output.record:q} > {log:q} 2>&1"
+        " --record {output.record:q} 2> {log:q}"
 
 
 ## MANIFEST: normalise text, validate every utterance, split train / val / test
 
 
 rule manifest:
+    message:
+        "manifest: checking every clip and splitting train / val / test (log: {log})"
     input:
         corpus=paths.corpus_record,
     output:
@@ -45,4 +49,4 @@ rule manifest:
     shell:
         "tts-pipeline manifest --section {params.section:q} --corpus {input.corpus:q}"
         " --validation {output.validation:q} --resampled-dir {params.resampled:q}"
-        " --workers {threads} > {log:q} 2>&1"
+        " --workers {threads} 2> {log:q}"

@@ -3,6 +3,8 @@
 
 
 rule train_fastpitch:
+    message:
+        "train_fastpitch: FastPitch (log: {log})"
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
@@ -30,10 +32,12 @@ rule train_fastpitch:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-fastpitch --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --work-dir {params.work_dir:q}"
-        " --model {output.model:q} --metrics {output.metrics:q} > {log:q} 2>&1"
+        " --model {output.model:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
 rule extract_fastpitch_mels:
+    message:
+        "extract_fastpitch_mels: teacher-forced FastPitch mels (log: {log})"
     input:
         train=paths.manifest("train"),
         features=paths.features_index,
@@ -61,4 +65,4 @@ rule extract_fastpitch_mels:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " extract-fastpitch-mels --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --model {input.model:q}"
-        " --out-dir {params.out_dir:q} --index {output.index:q} --threads {threads} > {log:q} 2>&1"
+        " --out-dir {params.out_dir:q} --index {output.index:q} --threads {threads} 2> {log:q}"

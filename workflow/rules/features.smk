@@ -2,6 +2,8 @@
 
 
 rule features:
+    message:
+        "features: mels and pitch of every clip (log: {log})"
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
@@ -24,13 +26,15 @@ rule features:
     shell:
         "tts-pipeline features --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --out-dir {params.out_dir:q} --pitch-stats {output.pitch_stats:q} --index {output.index:q}"
-        " --workers {threads} > {log:q} 2>&1"
+        " --workers {threads} 2> {log:q}"
 
 
 ## ALIGNER: the RAD-TTS / FastPitch 1.1 alignment model, trained on its own
 
 
 rule train_aligner:
+    message:
+        "train_aligner: the RAD-TTS aligner (text-to-mel attention) (log: {log})"
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
@@ -57,13 +61,15 @@ rule train_aligner:
         "tts-pipeline lease-gpus --count {resources.gpu} --"
         " tts-pipeline train-aligner --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --work-dir {params.work_dir:q}"
-        " --model {output.model:q} --metrics {output.metrics:q} > {log:q} 2>&1"
+        " --model {output.model:q} --metrics {output.metrics:q} 2> {log:q}"
 
 
 ## DURATIONS: per-symbol durations (MAS on the aligner, or TextGrids) and per-symbol pitch
 
 
 rule durations:
+    message:
+        "durations: frames per symbol (log: {log})"
     input:
         **pipeline.durations_inputs(),
         train=paths.manifest("train"),
@@ -85,4 +91,4 @@ rule durations:
     shell:
         "tts-pipeline durations --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --corpus-record {input.corpus:q}"
-        " {params.aligner:q} --index {output.index:q} > {log:q} 2>&1"
+        " {params.aligner:q} --index {output.index:q} 2> {log:q}"

@@ -3,6 +3,8 @@
 
 
 rule train_hifigan:
+    message:
+        "train_hifigan: HiFi-GAN on the recordings (log: {log})"
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
@@ -30,10 +32,12 @@ rule train_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --state {output.state:q} > {log:q} 2>&1"
+        " --state {output.state:q} 2> {log:q}"
 
 
 rule finetune_hifigan:
+    message:
+        "finetune_hifigan: HiFi-GAN on FastPitch's mels (log: {log})"
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
@@ -64,4 +68,4 @@ rule finetune_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --init-from {input.init:q} {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q} > {log:q} 2>&1"
+        " --init-from {input.init:q} {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q} 2> {log:q}"

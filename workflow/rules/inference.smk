@@ -2,6 +2,8 @@
 
 
 rule synthesize:
+    message:
+        "synthesize: speech from the phrases (log: {log})"
     input:
         fastpitch=pipeline.fastpitch_model(),
         hifigan=paths.hifigan_finetuned_model,
@@ -26,4 +28,4 @@ rule synthesize:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
         " tts-pipeline synthesize --section {params.section:q} --fastpitch {input.fastpitch:q}"
         " --hifigan {input.hifigan:q} --phrases {input.phrases:q} --out-dir {params.out_dir:q}"
-        " --manifest {output.manifest:q} > {log:q} 2>&1"
+        " --manifest {output.manifest:q} 2> {log:q}"

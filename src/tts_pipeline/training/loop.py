@@ -29,6 +29,7 @@ from tts_pipeline.training.batches import BatchSource, SampledBatches
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
 from tts_pipeline.training.engine import MetricsSink, RunningMeans, ThroughputMeter, seed_everything
+from tts_pipeline.training.progress import ProgressLine
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,7 @@ class EpochLoop:
         self.last_train: dict[str, float] = {}
         self.window = RunningMeans()
         self.window_meter = ThroughputMeter(context)
+        self.progress = ProgressLine(section, cfg.epochs) if context.is_main else None
 
     # -- hooks -------------------------------------------------------------------------------------
 
@@ -332,6 +334,8 @@ class EpochLoop:
         self.epoch_figures(epoch, figures)
         state.history.append(figures)
         log.info("epoch %s (step %s): %s", epoch, state.step, self.describe(figures))
+        if self.progress is not None:
+            self.progress.epoch_done(epoch, state.step, figures)
         self.end_epoch()
         state.epoch += 1
         state.batch_in_epoch = 0
