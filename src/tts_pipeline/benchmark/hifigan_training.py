@@ -141,7 +141,8 @@ class NvidiaTraining:
         )
         loss_g.backward()
         self.optim_g.step()
-        return {"loss_discrim": float(loss_d), "loss_gen": float(loss_g), "loss_mel": float(loss_mel)}
+        losses = {"loss_discrim": loss_d, "loss_gen": loss_g, "loss_mel": loss_mel}
+        return {name: float(value.detach()) for name, value in losses.items()}
 
 
 def fp32_differences(ours: OurTraining, theirs: NvidiaTraining, audio: torch.Tensor) -> dict[str, float]:

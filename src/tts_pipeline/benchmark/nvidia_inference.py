@@ -74,8 +74,10 @@ def compare_inference(
     rounds: int = 3,
     repeats: int = 10,
     warmup: int = 2,
+    on_row: Callable[[ModelComparison], None] = lambda row: None,
 ) -> list[ModelComparison]:
-    """FastPitch then HiFi-GAN of ``synth`` against NVIDIA's (module docstring); both models' rows."""
+    """FastPitch then HiFi-GAN of ``synth`` against NVIDIA's (module docstring); both models' rows,
+    each also handed to ``on_row`` as soon as it is measured."""
     if synth.fastpitch is None:
         raise ValueError("compare_inference: the synthesizer has no FastPitch model")
     device = synth.device
@@ -104,6 +106,7 @@ def compare_inference(
         warmup=warmup,
         audio_seconds=None,
     )
+    on_row(fastpitch)
 
     their_vocoder = generator_twin(code, synth.vocoder).to(device).eval()
     repeat = -(-hifigan_frames // reference_mel.shape[-1])
@@ -128,6 +131,7 @@ def compare_inference(
         warmup=warmup,
         audio_seconds=audio_seconds,
     )
+    on_row(hifigan)
     return [fastpitch, hifigan]
 
 

@@ -129,7 +129,9 @@ def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: lis
     """Each model beside NVIDIA's (module docstring): a table per model, and ``--json``."""
     from tts_pipeline.benchmark.nvidia_inference import compare_inference, format_comparison
 
-    print(f"NVIDIA's code from {code.folder}; their side in fp32 under torch.no_grad(), as their inference.py")
+    print(
+        f"NVIDIA's code from {code.folder}; their side in fp32 under torch.no_grad(), as their inference.py", flush=True
+    )
     rows = compare_inference(
         synth,
         tokens,
@@ -139,9 +141,8 @@ def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: lis
         rounds=args.runs,
         repeats=args.repeats,
         warmup=args.warmup,
+        on_row=lambda row: print(format_comparison(row, synth.precision.label), flush=True),
     )
-    for row in rows:
-        print(format_comparison(row, synth.precision.label))
     if args.json is not None:
         from tts_pipeline.files import write_json
 
