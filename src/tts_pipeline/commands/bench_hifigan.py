@@ -128,9 +128,6 @@ def run(args: argparse.Namespace) -> None:
         differences = fp32_differences(ours, theirs, audio)  # plain calls, no autocast: fp32 on both sides
         calls["nvidia"] = lambda: losses["nvidia"].append(theirs.step(audio))
         losses["nvidia"] = []
-    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    timing = interleaved(calls, rounds=args.rounds, repeats=args.steps, warmup=args.warmup, synchronize=synchronize)
-
     frames = batch * segment // audio_cfg.hop_length
     audio_seconds = batch * segment / audio_cfg.sampling_rate
 
@@ -153,11 +150,14 @@ def run(args: argparse.Namespace) -> None:
         f"batch {batch} x {segment} samples ({frames} mel frames), {args.rounds} rounds x {args.steps} timed steps "
         f"per side after {args.warmup} warm-up"
     )
-    if differences is not None:
+    if differences is not None:  # before timing: a wrong twin shows at once
         print(
             "fp32 max abs diff, ours vs NVIDIA at the start: "
             + ", ".join(f"{k} {v:.3g}" for k, v in differences.items())
         )
+    synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    timing = interleaved(calls, rounds=args.rounds, repeats=args.steps, warmup=args.warmup, synchronize=synchronize)
+
     result: dict[str, Any] = {
         "device": str(device),
         "threads": torch.get_num_threads(),
