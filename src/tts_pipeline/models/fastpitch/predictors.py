@@ -27,7 +27,7 @@ class ConvReLUNorm(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = torch.relu(self.conv(x))
+        x = torch.relu(self.conv(x.to(self.conv.weight.dtype)))
         return self.dropout(self.norm(x.transpose(1, 2)).transpose(1, 2))
 
 

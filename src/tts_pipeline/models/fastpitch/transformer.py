@@ -78,7 +78,11 @@ class MultiHeadAttention(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         batch, length, _ = x.shape
         # (B, L, 3 H D) -> three (B, H, L, D)
-        q, k, v = self.qkv_net(x).view(batch, length, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
+        q, k, v = (
+            self.qkv_net(x.to(self.qkv_net.weight.dtype))
+            .view(batch, length, 3, self.n_heads, self.d_head)
+            .permute(2, 0, 3, 1, 4)
+        )
         if self.training:
             attended = self._explicit(q, k, v, mask)
         else:
@@ -138,10 +142,10 @@ class ConvFeedForward(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         conv_in, relu, conv_out, drop = self.CoreNet
         if mask is None:
-            hidden = relu(conv_in(x.transpose(1, 2)))
+            hidden = relu(conv_in(x.transpose(1, 2).to(conv_in.weight.dtype)))
         else:
-            keep = mask[:, None, :].to(x.dtype)  # (B, 1, L)
-            hidden = relu(conv_in(x.transpose(1, 2) * keep)) * keep
+            keep = mask[:, None, :]  # (B, 1, L) bool: multiplying keeps each operand's dtype
+            hidden = relu(conv_in((x.transpose(1, 2) * keep).to(conv_in.weight.dtype))) * keep
         return self.layer_norm(x + drop(conv_out(hidden)).transpose(1, 2))
 
 
