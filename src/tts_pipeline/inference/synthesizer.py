@@ -12,7 +12,9 @@ folded), checks that they were trained on the same audio settings, and runs NVID
 
 Steps 3 and 4 are timed per batch with device synchronisation
 (:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
-figures. Precision: fp32, or fp16/bf16 autocast on CUDA; the CPU always runs fp32.
+figures. Precision (:mod:`tts_pipeline.precision`): fp32, fp16/bf16 autocast on CUDA, bf16 on a CPU;
+there FastPitch runs from a copy held in bf16 (:mod:`tts_pipeline.models.fastpitch.bf16`), faster
+than autocast, and the vocoder under autocast.
 
 Batches never change results. FastPitch masks its padding, so an utterance gets the same mel alone or
 batched. HiFi-GAN is a stack of convolutions whose receptive field spans about a dozen frames, so on a
@@ -28,6 +30,7 @@ post-processing (vocoder-only checks; no FastPitch needed).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +48,7 @@ from tts_pipeline.inference.denoiser import Denoiser
 from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
+from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
 from tts_pipeline.models.hifigan import Generator
 from tts_pipeline.precision import resolve_precision
 from tts_pipeline.timers import Timer
@@ -212,6 +216,8 @@ class Synthesizer:
         self.precision = resolve_precision(amp, self.device, key="inference.amp")
         self.vocoder = vocoder.to(self.device).eval()
         self.fastpitch = fastpitch.to(self.device).eval() if fastpitch is not None else None
+        if self.fastpitch is not None and self.precision.amp == "bf16" and self.device.type == "cpu":
+            self.fastpitch = bf16_inference_copy(self.fastpitch)
         self.text_encoder = text_encoder
         self.timer = Timer(self.device)
         self.denoiser = Denoiser.from_vocoder(self.vocoder, audio) if options.denoising_strength > 0 else None
@@ -327,7 +333,8 @@ class Synthesizer:
         if self.fastpitch is None:
             raise UserError("this synthesizer has no FastPitch model: it can only vocode mels")
         with torch.inference_mode():
-            with self.timer(FASTPITCH), self.precision.autocast():
+            held = is_held_in_bf16(self.fastpitch)
+            with self.timer(FASTPITCH), contextlib.nullcontext() if held else self.precision.autocast():
                 inferred = self.fastpitch.infer(
                     tokens, token_lengths, pace=self.options.pace, pitch_transform=self.options.pitch_transform
                 )
