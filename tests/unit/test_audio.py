@@ -74,6 +74,22 @@ def test_loss_variant_uses_the_nyquist_frequency_and_differs(speech: list[np.nda
     assert MelSpectrogram(CFG, fmax=9000.0).fmax == 9000.0
 
 
+@pytest.mark.parametrize("win_length", [800, 801])
+def test_a_window_shorter_than_the_fft_is_centred_in_it(speech: list[np.ndarray], win_length: int) -> None:
+    cfg = CFG.model_copy(update={"win_length": win_length})
+    audio = speech[1]
+    ours = mel_of(audio, MelSpectrogram(cfg))
+    assert np.abs(ours - reference_log_mel(audio, cfg, cfg.mel_fmax)).max() < 1e-4
+    assert np.abs(ours - mel_of(audio, MelSpectrogram(CFG))).max() > 0.01  # the window length matters
+
+
+def test_only_bins_above_every_filter_are_skipped() -> None:
+    for mel in (MelSpectrogram(CFG), MelSpectrogram.for_loss(CFG)):
+        assert mel.basis[:, mel.n_bins - 1].any() and not mel.basis[:, mel.n_bins :].any()
+    # at fmax 8 kHz the top 3 kHz of the spectrum feed no filter
+    assert MelSpectrogram(CFG).n_bins == 372
+
+
 @pytest.mark.parametrize("n_samples", [8191, 8192, 8193, 12345, 22051, 256 * 7 + 255])
 def test_frame_count_is_n_samples_floor_hop(n_samples: int) -> None:
     audio = np.random.default_rng(n_samples).uniform(-0.5, 0.5, n_samples).astype(np.float32)
