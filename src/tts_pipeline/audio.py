@@ -26,6 +26,7 @@ Typical use::
 
 from __future__ import annotations
 
+import wave
 from pathlib import Path
 
 import numpy as np
@@ -49,19 +50,48 @@ def load_wav(path: str | Path, expected_sr: int, max_wav_value: float = 32768.0)
     (24-bit, float) are read at the same full scale. Raises :class:`UserError` naming the file when it
     cannot be read, has another sampling rate (no resampling happens here) or more than one channel.
     """
-    try:
-        with sf.SoundFile(str(path)) as handle:
-            rate, channels = handle.samplerate, handle.channels
-            if rate != expected_sr:
-                raise UserError(f"{path}: expected a sampling rate of {expected_sr} Hz, got {rate} Hz")
-            if channels != 1:
-                raise UserError(f"{path}: expected mono audio, got {channels} channels")
-            samples = handle.read(dtype="float32")
-    except sf.LibsndfileError as error:
-        raise UserError(f"{path}: cannot read audio ({error})") from None
+    pcm16 = _read_pcm16(path)
+    if pcm16 is not None:
+        samples, rate, channels = pcm16
+        _check_format(path, rate, channels, expected_sr)
+    else:
+        try:
+            with sf.SoundFile(str(path)) as handle:
+                _check_format(path, handle.samplerate, handle.channels, expected_sr)
+                samples = handle.read(dtype="float32")
+        except sf.LibsndfileError as error:
+            raise UserError(f"{path}: cannot read audio ({error})") from None
     if max_wav_value != 32768.0:
         samples *= np.float32(32768.0 / max_wav_value)
     return samples
+
+
+def _check_format(path: str | Path, rate: int, channels: int, expected_sr: int) -> None:
+    if rate != expected_sr:
+        raise UserError(f"{path}: expected a sampling rate of {expected_sr} Hz, got {rate} Hz")
+    if channels != 1:
+        raise UserError(f"{path}: expected mono audio, got {channels} channels")
+
+
+def _read_pcm16(path: str | Path) -> tuple[np.ndarray, int, int] | None:
+    """A plain 16-bit PCM WAV as float32 ``(N * channels,)`` ``x / 32768``, its rate and channel count;
+    None for anything else (other formats, damaged files), which libsndfile then reads or reports.
+
+    Corpora are 16-bit PCM, and the standard library reads them with about half the per-file CPU of
+    soundfile; the values are the same bit for bit (int16 to float32 is exact, so is dividing by 2^15).
+    """
+    try:
+        with wave.open(str(path), "rb") as handle:
+            rate, channels = handle.getframerate(), handle.getnchannels()
+            if handle.getsampwidth() != 2 or channels < 1:
+                return None
+            data = handle.readframes(handle.getnframes())
+    except (wave.Error, EOFError, OSError):
+        return None
+    whole = len(data) // (2 * channels) * (2 * channels)  # a truncated file ends with whole frames, as libsndfile
+    samples = np.frombuffer(data[:whole], dtype="<i2").astype(np.float32)
+    samples *= np.float32(1.0 / 32768.0)
+    return samples, rate, channels
 
 
 def n_frames(n_samples: int, cfg: AudioConfig) -> int:

@@ -171,6 +171,25 @@ def test_load_wav_is_pcm_over_32768_exactly(tmp_path: Path) -> None:
     np.testing.assert_array_equal(load_wav(tmp_path / "a.wav", RATE, max_wav_value=16384.0), audio * 2)
 
 
+@pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "FLOAT"])
+def test_load_wav_reads_what_libsndfile_reads_bit_for_bit(tmp_path: Path, subtype: str) -> None:
+    """16-bit PCM takes the standard library's reader, other formats libsndfile's: same values."""
+    samples = np.random.default_rng(0).uniform(-1, 1, 5000).astype(np.float32)
+    samples[:2] = [-1.0, 32767 / 32768]
+    path = write(tmp_path / "a.wav", samples, subtype=subtype)
+    with sf.SoundFile(path, "r+") as handle:
+        handle.title = "a LIST chunk after the data"  # chunks other than fmt and data are skipped
+    np.testing.assert_array_equal(load_wav(path, RATE), sf.read(path, dtype="float32")[0])
+
+
+def test_a_truncated_pcm16_file_ends_with_its_last_whole_sample(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.wav", np.arange(-500, 500, dtype=np.int16))
+    path.write_bytes(path.read_bytes()[:-7])  # the header still announces 1000 samples
+    audio = load_wav(path, RATE)
+    np.testing.assert_array_equal(audio, np.arange(-500, 496, dtype=np.float32) / 32768)
+    np.testing.assert_array_equal(audio, sf.read(path, dtype="float32")[0])
+
+
 def test_load_wav_refuses_other_rates_stereo_and_garbage(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"b\.wav.*22050 Hz, got 16000 Hz"):
         load_wav(write(tmp_path / "b.wav", np.zeros(100, np.int16), rate=16000), RATE)
