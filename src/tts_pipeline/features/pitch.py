@@ -103,9 +103,11 @@ def praat_pitch(
 
     ``analysis_rate`` (Hz), when set below the audio's rate, resamples the clip (soxr, linear phase)
     before Praat sees it. Praat's cost is dominated by refining every autocorrelation peak, and a
-    band-limited signal has fewer peaks: at 11025 Hz it runs 10-30 % faster, and on the demo corpus
-    agrees with full-rate analysis on 99.4 % of voicing decisions (median f0 difference 2e-5). The hop
-    must be a whole number of samples at that rate. None analyses at the audio's own rate.
+    band-limited signal has fewer peaks. On the 240 demo utterances (floor 60, ceiling 500 Hz) 11025 Hz
+    takes about 9 % less CPU than 22050 Hz and agrees on 99.4 % of voicing decisions (392 of 66441
+    frames flip, two thirds of them to voiced); where both are voiced f0 differs by a median 0.04 cents,
+    8.5 cents at the 99th percentile, up to 117 cents. Not the default for that reason. The hop must be
+    a whole number of samples at that rate. None analyses at the audio's own rate.
     """
     import parselmouth
 
