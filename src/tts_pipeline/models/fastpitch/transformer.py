@@ -76,9 +76,11 @@ class MultiHeadAttention(nn.Module):
         # The dtype's lowest value rather than -inf: a sequence with no real position (a zero-length
         # decoder input at inference) then gets uniform weights instead of NaN, and is masked later.
         scores = scores.masked_fill(~mask[:, None, None, :], torch.finfo(scores.dtype).min)
-        probs = self.dropatt(torch.softmax(scores, dim=-1))
+        # Softmax and LayerNorm in float32 under autocast, as CUDA's autocast does on its own; the CPU's
+        # leaves them in bf16, which would also carry the residual stream in bf16 from layer to layer.
+        probs = self.dropatt(torch.softmax(scores, dim=-1, dtype=torch.float32))
         attended = torch.matmul(probs, v).transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)
-        return self.layer_norm(x + self.drop(self.o_net(attended)))
+        return self.layer_norm((x + self.drop(self.o_net(attended))).float())
 
 
 class ConvFeedForward(nn.Module):
@@ -108,7 +110,7 @@ class ConvFeedForward(nn.Module):
         keep = mask[:, None, :].to(x.dtype)  # (B, 1, L)
         conv_in, relu, conv_out, drop = self.CoreNet
         hidden = relu(conv_in(x.transpose(1, 2) * keep)) * keep
-        return self.layer_norm(x + drop(conv_out(hidden)).transpose(1, 2))
+        return self.layer_norm((x + drop(conv_out(hidden)).transpose(1, 2)).float())  # float32: see above
 
 
 class FFTLayer(nn.Module):
