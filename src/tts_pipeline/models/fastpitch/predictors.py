@@ -28,7 +28,8 @@ class ConvReLUNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = torch.relu(self.conv(x.to(self.conv.weight.dtype)))
-        return self.dropout(self.norm(x.transpose(1, 2)).transpose(1, 2))
+        # LayerNorm in float32 under autocast (CUDA's autocast does so itself, the CPU's does not).
+        return self.dropout(self.norm(x.transpose(1, 2).float()).transpose(1, 2))
 
 
 class TemporalPredictor(nn.Module):

@@ -88,7 +88,9 @@ class MultiHeadAttention(nn.Module):
         else:
             attended = F.scaled_dot_product_attention(q, k, v, attn_mask=_key_bias(mask, q.dtype))
         attended = attended.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)
-        return self.layer_norm(x + self.drop(self.o_net(attended)))
+        # LayerNorm in float32 under autocast, as CUDA's autocast does on its own; the CPU's leaves it
+        # in bf16, which would also carry the residual stream in bf16 from layer to layer.
+        return self.layer_norm((x + self.drop(self.o_net(attended))).float())
 
     def _explicit(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         """``(B, H, L, D)`` queries, keys, values -> ``(B, H, L, D)``, with dropout on the probabilities."""
@@ -97,8 +99,9 @@ class MultiHeadAttention(nn.Module):
             # The dtype's lowest value rather than -inf: a sequence with no real position (a
             # zero-length decoder input at inference) then gets uniform weights instead of NaN.
             scores = scores.masked_fill(~mask[:, None, None, :], torch.finfo(scores.dtype).min)
-        probs = self.dropatt(torch.softmax(scores, dim=-1))
-        return torch.matmul(probs, v)
+        # Softmax in float32 under autocast (CUDA's autocast does so on its own, the CPU's does not).
+        probs = self.dropatt(torch.softmax(scores, dim=-1, dtype=torch.float32))
+        return torch.matmul(probs.to(v.dtype), v)
 
 
 def _key_bias(mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
@@ -146,7 +149,7 @@ class ConvFeedForward(nn.Module):
         else:
             keep = mask[:, None, :]  # (B, 1, L) bool: multiplying keeps each operand's dtype
             hidden = relu(conv_in((x.transpose(1, 2) * keep).to(conv_in.weight.dtype))) * keep
-        return self.layer_norm(x + drop(conv_out(hidden)).transpose(1, 2))
+        return self.layer_norm((x + drop(conv_out(hidden)).transpose(1, 2)).float())  # float32: see above
 
 
 class FFTLayer(nn.Module):
