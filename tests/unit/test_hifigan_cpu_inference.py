@@ -77,6 +77,16 @@ def test_the_fused_convs_compute_the_generators_function_in_float32(layout):
 
 
 @needs_onednn
+def test_any_length_and_batch_runs_with_the_prepacked_weights():
+    model = generator("resblock1")
+    fused = FusedCpuGenerator(model, torch.float32)
+    with torch.inference_mode():
+        for batch, frames in ((1, 1), (3, 7), (1, 300)):
+            mels = log_mels(batch, frames, seed=frames)
+            torch.testing.assert_close(fused(mels), model(mels), atol=1e-5, rtol=1e-4)
+
+
+@needs_onednn
 @pytest.mark.parametrize("layout", sorted(SMALL))
 def test_the_bf16_copy_stays_close_to_float32(layout):
     model, mels = generator(layout), log_mels(batch=1, frames=40)
@@ -87,8 +97,9 @@ def test_the_bf16_copy_stays_close_to_float32(layout):
     # bf16 keeps 8 bits of mantissa; the float32 ends and fused residual sums keep the error near
     # 50 dB below the signal on these models (plain autocast: about 45 dB).
     assert snr_db(expected, prepared) > 40.0
-    # The parameters really are bf16, and the generator was left as it was.
-    assert FusedCpuGenerator(model).ups[0].weight.dtype == torch.bfloat16
+    # The weights really are bf16, and the generator was left as it was.
+    copy = FusedCpuGenerator(model)
+    assert copy.ups[0].weight.dtype == copy.resblocks[0][0].plain[0].weight.dtype == torch.bfloat16
     assert model.ups[0].weight.dtype == torch.float32
 
 

@@ -3,9 +3,9 @@
 Autocast runs the generator in bf16 by casting every weight on every call and leaves the leaky ReLUs
 and residual additions as separate passes over large activations (at 22 kHz the last stage holds
 ``32 x 256 T`` values per utterance); on a CPU those passes, and the allocations behind them, cost a
-third of the time. :class:`FusedCpuGenerator` holds the weights in bf16 once and runs each conv
-through oneDNN's fused kernels (the ones ``torch.compile`` emits on CPUs, without its minutes of
-compilation or recompiles per mel length):
+third of the time. :class:`FusedCpuGenerator` holds the weights in bf16, reordered into oneDNN's
+blocked layout once (not per call), and runs each conv through oneDNN's fused kernels (the ones
+``torch.compile`` emits on CPUs, without its minutes of compilation or recompiles per mel length):
 
 - ``conv -> leaky_relu`` as one kernel (the dilated conv of a ResBlock1 pair);
 - ``x + conv(...)`` written into ``x`` by the conv itself (every residual addition);
@@ -31,13 +31,21 @@ from torch.nn import functional as F
 from tts_pipeline.models.hifigan.generator import FINAL_LRELU_SLOPE, LRELU_SLOPE, Generator, ResBlock1
 from tts_pipeline.precision import Precision
 
+# The input length the prepacked weight layouts are chosen for (about two seconds at the middle stages).
+_NOMINAL_LENGTH = 4096
+
 
 def fused_cpu_kernels_available() -> bool:
     """Whether this torch build has oneDNN and its fused conv operators."""
     ops = torch.ops.mkldnn
     return torch.backends.mkldnn.is_available() and all(
         hasattr(ops, name)
-        for name in ("_convolution_pointwise", "_convolution_pointwise_", "_convolution_transpose_pointwise")
+        for name in (
+            "_convolution_pointwise",
+            "_convolution_pointwise_",
+            "_convolution_transpose_pointwise",
+            "_reorder_convolution_weight",
+        )
     )
 
 
@@ -53,15 +61,25 @@ class _Conv(nn.Module):
     def __init__(self, conv: nn.Conv1d | nn.ConvTranspose1d, dtype: torch.dtype, scale: float = 1.0) -> None:
         super().__init__()
         self.transposed = isinstance(conv, nn.ConvTranspose1d)
-        # Scaled in float32, then rounded once to the compute dtype.
-        weight = (conv.weight.detach().float() * scale).unsqueeze(2).to(dtype)
-        self.register_buffer("weight", weight.contiguous(memory_format=torch.channels_last))
-        bias = conv.bias if conv.bias is not None else torch.zeros(weight.shape[1 if self.transposed else 0])
-        self.register_buffer("bias", bias.detach().to(dtype))
         self.padding = [0, int(conv.padding[0])]
         self.stride = [1, int(conv.stride[0])]
         self.dilation = [1, int(conv.dilation[0])]
         self.output_padding = [0, int(conv.output_padding[0])] if self.transposed else [0, 0]
+        # Scaled in float32, then rounded once to the compute dtype.
+        weight = (conv.weight.detach().float() * scale).unsqueeze(2).to(dtype)
+        weight = weight.contiguous(memory_format=torch.channels_last)
+        bias = conv.bias if conv.bias is not None else torch.zeros(weight.shape[1 if self.transposed else 0])
+        self.bias = bias.detach().to(dtype)
+        if not self.transposed:
+            # Reordered once into oneDNN's blocked layout instead of on every call. The layout is
+            # chosen for a nominal input length; any length and batch size runs with it.
+            input_size = [1, weight.shape[1], 1, _NOMINAL_LENGTH]
+            weight = torch.ops.mkldnn._reorder_convolution_weight(
+                weight, self.padding, self.stride, self.dilation, 1, input_size
+            )
+        # Plain attributes, not buffers: a oneDNN-blocked tensor has no storage to save or move, and
+        # this module is built for inference on the CPU, never saved.
+        self.weight = weight
 
     def forward(self, x: torch.Tensor, activation: str = "none", scalars: tuple[float, ...] = ()) -> torch.Tensor:
         """``activation(conv(x))``; ``activation`` is a oneDNN post-op name (``none``, ``leaky_relu``, ``tanh``)."""
