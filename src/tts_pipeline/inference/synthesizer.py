@@ -12,9 +12,10 @@ folded), checks that they were trained on the same audio settings, and runs NVID
 
 Steps 3 and 4 are timed per batch with device synchronisation
 (:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
-figures. Precision (:mod:`tts_pipeline.precision`): fp32, fp16/bf16 autocast on CUDA, bf16 on a CPU;
-there FastPitch runs from a copy held in bf16 (:mod:`tts_pipeline.models.fastpitch.bf16`), faster
-than autocast, and the vocoder under autocast.
+figures. Precision (:mod:`tts_pipeline.precision`): fp32, or fp16/bf16 autocast on CUDA; on a CPU
+fp32, or bf16 (the default where the CPU multiplies bf16 natively), where neither model runs under
+autocast: FastPitch runs from a copy held in bf16 (:mod:`tts_pipeline.models.fastpitch.bf16`) and the
+vocoder as a prepared bf16 copy with fused oneDNN convs (:mod:`tts_pipeline.models.hifigan.cpu_inference`).
 
 Batches never change results. FastPitch masks its padding, so an utterance gets the same mel alone or
 batched. HiFi-GAN is a stack of convolutions whose receptive field spans about a dozen frames, so on a
@@ -50,6 +51,7 @@ from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
 from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
 from tts_pipeline.models.hifigan import Generator
+from tts_pipeline.models.hifigan.cpu_inference import prepare_generator
 from tts_pipeline.precision import resolve_precision
 from tts_pipeline.timers import Timer
 
@@ -215,6 +217,8 @@ class Synthesizer:
         self.options = options
         self.precision = resolve_precision(amp, self.device, key="inference.amp")
         self.vocoder = vocoder.to(self.device).eval()
+        # What _vocode_batch calls: the vocoder itself, or its bf16 copy prepared for the CPU.
+        self.vocoder_runner = prepare_generator(self.vocoder, self.precision)
         self.fastpitch = fastpitch.to(self.device).eval() if fastpitch is not None else None
         if self.fastpitch is not None and self.precision.amp == "bf16" and self.device.type == "cpu":
             self.fastpitch = bf16_inference_copy(self.fastpitch)
@@ -370,11 +374,11 @@ class Synthesizer:
                 if self.options.vocoder_batching == "padded" and max(lengths) > 0:
                     frames = torch.arange(mels.shape[-1], device=mels.device)
                     silent = frames[None, None, :] >= mel_lengths[:, None, None]
-                    whole = self.vocoder(mels.masked_fill(silent, LOG_FLOOR_VALUE)).squeeze(1)
+                    whole = self.vocoder_runner(mels.masked_fill(silent, LOG_FLOOR_VALUE)).squeeze(1)
                     audio = [whole[row, : n * hop] for row, n in enumerate(lengths)]
                 else:
                     audio = [
-                        self.vocoder(mels[row : row + 1, :, :n]).reshape(-1) if n > 0 else mels.new_zeros(0)
+                        self.vocoder_runner(mels[row : row + 1, :, :n]).reshape(-1) if n > 0 else mels.new_zeros(0)
                         for row, n in enumerate(lengths)
                     ]
             audio = [wave.float() for wave in audio]
