@@ -87,9 +87,14 @@ def compare_inference(
     their_fastpitch.to(device)
     dur_tgt = None if durations is None else durations[: len(tokens)].expand(batch_size, -1).to(device)
 
+    # Ours as the pipeline runs it (the synthesizer's own path: bf16 copies on a CPU), and the
+    # float32 model it was given for the exactness check.
+    fp32 = Synthesizer(synth.vocoder, synth.audio, synth.options, fastpitch=synth.fastpitch,
+                       text_encoder=synth.text_encoder, device=device, amp="off")  # fmt: skip
+
     def ours_fastpitch(precision: Precision) -> torch.Tensor:
-        with torch.inference_mode(), precision.autocast():
-            return synth.fastpitch.infer(batch, lengths, pace=1.0).mel  # type: ignore[union-attr]
+        with torch.inference_mode():
+            return (synth if precision.amp == synth.precision.amp else fp32).infer_mels(batch, lengths).mel
 
     def nvidia_fastpitch() -> torch.Tensor:
         with torch.no_grad():
@@ -113,8 +118,8 @@ def compare_inference(
     mel = reference_mel.float().repeat(1, 1, repeat)[..., :hifigan_frames].contiguous()
 
     def ours_vocoder(precision: Precision) -> torch.Tensor:
-        with torch.inference_mode(), precision.autocast():
-            return synth.vocoder(mel).float()
+        with torch.inference_mode():
+            return (synth if precision.amp == synth.precision.amp else fp32).vocoder_audio(mel)
 
     def nvidia_vocoder() -> torch.Tensor:
         with torch.no_grad():

@@ -48,7 +48,7 @@ from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
 from tts_pipeline.inference.denoiser import Denoiser
 from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
-from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
+from tts_pipeline.models.fastpitch import FastPitch, FastPitchInference, PitchTransform
 from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
 from tts_pipeline.models.hifigan import Generator
 from tts_pipeline.models.hifigan.cpu_inference import prepare_generator
@@ -220,8 +220,11 @@ class Synthesizer:
         # What _vocode_batch calls: the vocoder itself, or its bf16 copy prepared for the CPU.
         self.vocoder_runner = prepare_generator(self.vocoder, self.precision)
         self.fastpitch = fastpitch.to(self.device).eval() if fastpitch is not None else None
+        # What run_batch calls: FastPitch itself, or on a CPU in bf16 its copy held in bf16. The model
+        # as given stays in ``fastpitch`` (float32), for synthesizers in other precisions to share.
+        self.fastpitch_runner = self.fastpitch
         if self.fastpitch is not None and self.precision.amp == "bf16" and self.device.type == "cpu":
-            self.fastpitch = bf16_inference_copy(self.fastpitch)
+            self.fastpitch_runner = bf16_inference_copy(self.fastpitch)
         self.text_encoder = text_encoder
         self.timer = Timer(self.device)
         self.denoiser = Denoiser.from_vocoder(self.vocoder, audio) if options.denoising_strength > 0 else None
@@ -337,12 +340,25 @@ class Synthesizer:
         if self.fastpitch is None:
             raise UserError("this synthesizer has no FastPitch model: it can only vocode mels")
         with torch.inference_mode():
-            held = is_held_in_bf16(self.fastpitch)
-            with self.timer(FASTPITCH), contextlib.nullcontext() if held else self.precision.autocast():
-                inferred = self.fastpitch.infer(
-                    tokens, token_lengths, pace=self.options.pace, pitch_transform=self.options.pitch_transform
-                )
+            with self.timer(FASTPITCH):
+                inferred = self.infer_mels(tokens, token_lengths)
             return self._vocode_batch(inferred.mel, inferred.mel_lengths)
+
+    def infer_mels(self, tokens: torch.Tensor, token_lengths: torch.Tensor) -> FastPitchInference:
+        """FastPitch's ``infer`` on ``(B, L)`` tokens in this synthesizer's precision, with its pace and
+        pitch transform (the bf16 copy runs as it is; the float32 model under the precision's autocast)."""
+        assert self.fastpitch_runner is not None
+        held = is_held_in_bf16(self.fastpitch_runner)
+        with contextlib.nullcontext() if held else self.precision.autocast():
+            return self.fastpitch_runner.infer(
+                tokens, token_lengths, pace=self.options.pace, pitch_transform=self.options.pitch_transform
+            )
+
+    def vocoder_audio(self, mels: torch.Tensor) -> torch.Tensor:
+        """The vocoder alone on ``(B, n_mels, T)`` mels in this synthesizer's precision: ``(B, 1, T x hop)``
+        float32 audio, no cropping, no denoiser."""
+        with self.precision.autocast():
+            return self.vocoder_runner(mels).float()
 
     # ---------------------------------------------------------------------------------------------
     # mels
