@@ -232,7 +232,7 @@ def test_rerunning_one_stage_reruns_it_and_its_dependants_only(demo_run):
     upstream = [experiment / "fastpitch/model.pt", experiment / "hifigan_finetuned/model.pt",
                 experiment / "fastpitch_mels/index.json", experiment / "features/features.jsonl"]
     downstream = [experiment / "inference/manifest.jsonl", experiment / "benchmark/report.json",
-                  experiment / "report/audio.html"]
+                  experiment / "report/benchmark.html"]
     before = {path: path.stat().st_mtime_ns for path in upstream + downstream}
     result = snakemake(workdir, "-R", "synthesize", config=config)
     ran = {line.split()[1].rstrip(":") for line in (result.stdout + result.stderr).splitlines()
@@ -258,13 +258,17 @@ def test_benchmark_and_report_contracts(demo_run):
     assert len(manifest) == 8
     for record in manifest:
         assert (experiment / "inference" / record["wav"]).is_file()
-    for page in ("losses.png", "pitch.png", "alignment.png", "benchmark.html", "audio.html", "listening.html"):
+    for page in ("losses.png", "pitch.png", "alignment.png", "benchmark.html"):
         assert (experiment / "report" / page).stat().st_size > 0
     listening = report["quality"]["intelligibility"]
     assert len(listening["utterance_ids"]) == 2 and len(listening["rows"]) == 6
     assert "### Intelligibility" in markdown
-    page = (experiment / "report/listening.html").read_text()
+    pages = {group: sorted((experiment / "report/audio" / group).glob("*.html"))
+             for group in ("held-out", "vocoders", "from-text")}
+    assert {group: len(found) for group, found in pages.items()} == {"held-out": 1, "vocoders": 2, "from-text": 8}
+    page = pages["held-out"][0].read_text()
     assert page.count("data:image/png;base64,") == 1 and page.count("<audio") == 4
+    assert page.count("data:audio/flac;base64,") == 4
     html = workdir / "report.html"
     snakemake(workdir, "--report", str(html), config=config)
     assert html.stat().st_size > 100_000
