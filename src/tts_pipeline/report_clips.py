@@ -31,8 +31,8 @@ OPUS_RATES = (8000, 12000, 16000, 24000, 48000)
 CODECS = (("flac", "audio/flac"), ("opus", "audio/ogg;codecs=opus"))
 
 STYLE = (
-    "body{font-family:sans-serif;margin:1.2em;} img{max-width:100%;} table{border-collapse:collapse;}"
-    "td{padding:4px 10px 4px 0;vertical-align:top;} audio{width:260px;} .note{color:#555;max-width:60em;}"
+    "body{font-family:sans-serif;margin:1.2em;} img{max-width:100%;} .note{color:#555;max-width:60em;}"
+    ".players{display:flex;flex-wrap:wrap;gap:.6em 1.2em;margin:1em 0;} .player{width:270px;} audio{width:100%;}"
 )
 
 
@@ -113,8 +113,8 @@ def clip_html(clip: ClipPage, png: bytes, rate: int, codec: str) -> str:
     for version in clip.versions:
         data = base64.b64encode(encode(version.audio, rate, codec)).decode("ascii")
         players.append(
-            f"<td><b>{html.escape(version.label)}</b><br>"
-            f"<audio controls preload='metadata' src='data:{mime};base64,{data}'></audio></td>"
+            f"<div class='player'><b>{html.escape(version.label)}</b><br>"
+            f"<audio controls preload='metadata' src='data:{mime};base64,{data}'></audio></div>"
         )
     codec_note = "" if codec == "flac" else (
         "<p class='note'>Audio in lossy Opus: this page in lossless FLAC would be too large for a browser "
@@ -126,7 +126,7 @@ def clip_html(clip: ClipPage, png: bytes, rate: int, codec: str) -> str:
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(clip.name)}</title>"
         f"<style>{STYLE}</style></head><body><h3>{html.escape(title)}</h3>"
         f"<p class='note'>{html.escape(clip.note)}</p>{codec_note}"
-        f"<table><tr>{''.join(players)}</tr></table>"
+        f"<div class='players'>{''.join(players)}</div>"
         f"<img alt='spectrograms of {html.escape(clip.name)}' src='data:image/png;base64,{image}'>"
         "</body></html>\n"
     )

@@ -46,7 +46,8 @@ PROBE_AUDIO = """async () => {
       audio.addEventListener('error', () => done('error ' + audio.error.code), {once: true});
       audio.load();
     });
-    const label = audio.closest('td') ? audio.closest('td').querySelector('b').innerText : '';
+    const player = audio.closest('.player');
+    const label = player ? player.querySelector('b').innerText : '';
     probes.push({label, mime, canPlay: audio.canPlayType(mime), outcome,
                  readyState: audio.readyState, duration: audio.duration});
   }

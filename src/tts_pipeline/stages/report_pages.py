@@ -23,7 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tts_pipeline.config import AudioConfig
+    from tts_pipeline.report_clips import ClipPage
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +105,7 @@ def run(args: argparse.Namespace) -> None:
     log.info("report pages in %s: %d clip pages, the largest %.2f MB", out, len(pages), largest / 1e6)
 
 
-def _mel_function(audio_cfg):
+def _mel_function(audio_cfg: AudioConfig) -> Callable[[np.ndarray], np.ndarray]:
     """Audio ``(N,)`` -> log-mel ``(n_mels, T)`` with the pipeline's mel function."""
     import numpy as np
     import torch
@@ -124,7 +132,7 @@ def _load_vocoders(args: argparse.Namespace) -> dict[str, tuple]:
     return {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
 
 
-def _held_out_clips(section: dict, audio_cfg) -> list:
+def _held_out_clips(section: dict, audio_cfg: AudioConfig) -> list[ClipPage]:
     """The benchmark's listening examples (``report.json``'s ``quality.intelligibility``), one page each."""
     from tts_pipeline.audio import load_wav
     from tts_pipeline.report_clips import ClipPage, Version
@@ -140,7 +148,7 @@ def _held_out_clips(section: dict, audio_cfg) -> list:
     ]
 
 
-def _vocoder_clips(args: argparse.Namespace, vocoders: dict[str, tuple]) -> list:
+def _vocoder_clips(args: argparse.Namespace, vocoders: dict[str, tuple]) -> list[ClipPage]:
     """Recording, base vocoder and fine-tuned vocoder on the FastPitch mel of a few val clips."""
     import numpy as np
     import torch
@@ -162,7 +170,7 @@ def _vocoder_clips(args: argparse.Namespace, vocoders: dict[str, tuple]) -> list
     return clips
 
 
-def _from_text_clips(manifest: Path, audio_cfg) -> list:
+def _from_text_clips(manifest: Path, audio_cfg: AudioConfig) -> list[ClipPage]:
     """The synthesised phrases (``R/inference/manifest.jsonl``), one page each."""
     from tts_pipeline.audio import load_wav
     from tts_pipeline.files import read_jsonl
