@@ -166,6 +166,20 @@ def test_every_item_renders(opened):
     assert not errors, errors
 
 
+def test_a_page_over_the_limit_is_what_the_render_check_catches(opened):
+    """The failure these tests guard against, reproduced: an item of 1.6 MB (as audio.html once was,
+    larger) leaves the report's frame blank in Chromium, and the render check sees it."""
+    page, _, _, _ = opened
+    body = "<h3>too large</h3><!--" + "a" * 1_600_000 + "-->"
+    uri = "data:text/html;charset=utf8;base64," + base64.b64encode(body.encode()).decode("ascii")
+    page.evaluate("uri => app.setView({content: 'html', contentPath: uri, resultPath: 'too-large'})", uri)
+    page.wait_for_function("n => { const f = document.querySelector('iframe'); return f && f.src.length === n; }",
+                           arg=len(uri))
+    frame = page.query_selector("iframe").content_frame()
+    frame.wait_for_load_state("load")
+    assert not frame.url.startswith("data:text/html"), "Chromium showed a data URL over 2 MiB in a frame"
+
+
 def test_every_clip_plays_beside_its_ground_truth_and_its_spectrograms(opened):
     page, errors, items, _ = opened
     for path, item in items.items():
