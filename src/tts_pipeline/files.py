@@ -24,23 +24,28 @@ def _umask() -> int:
     return mask
 
 
+def _temporary_beside(path: Path) -> tuple[int, Path]:
+    """Create an empty temporary file in ``path``'s folder; return its open descriptor and its name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # mkstemp creates 0600; give the file the permissions an ordinary open() would have.
+    os.chmod(tmp_name, 0o666 & ~_umask())
+    return fd, Path(tmp_name)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, *, fsync: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it is renamed to ``path``.
 
-    For writers that want a file name (soundfile, torch.save, np.save). On an exception the
-    temporary file is removed and ``path`` is left as it was. ``fsync=False`` skips the flush to disk:
-    a killed process still leaves only whole files (the kernel has the data); only a power loss could
-    lose them, so bulk caches use it and call :func:`sync` once before writing the file that marks
-    the batch complete.
+    For writers that want a file name (soundfile, torch.save). On an exception the temporary file is
+    removed and ``path`` is left as it was. ``fsync=False`` skips the flush to disk: a killed process
+    still leaves only whole files (the kernel has the data); only a power loss could lose them, so
+    bulk caches use it and call :func:`sync` once before writing the file that marks the batch
+    complete. Writers that take a file object should use :func:`atomic_open`, which is cheaper.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary_beside(path)
     os.close(fd)
-    tmp = Path(tmp_name)
-    # mkstemp creates 0600; give the file the permissions an ordinary open() would have.
-    os.chmod(tmp, 0o666 & ~_umask())
     try:
         yield tmp
         if fsync:
@@ -52,13 +57,37 @@ def atomic_path(path: str | Path, *, fsync: bool = True) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open a temporary file for writing; it replaces ``path`` only if the block succeeds."""
+def atomic_open(
+    path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, fsync: bool = True
+) -> Iterator[IO[Any]]:
+    """Open a temporary file for writing; it replaces ``path`` only if the block succeeds.
+
+    ``fsync`` as in :func:`atomic_path`. The handle writes through the descriptor that created the
+    temporary file. Reopening it by name would truncate it, and ext4 answers a truncate-then-write
+    (its ``auto_da_alloc`` heuristic) by allocating blocks and starting writeback when the file is
+    closed: that nearly doubled the CPU time of each ``.npy`` a feature cache writes (about 360 against
+    190 us for a 100 KB mel).
+    """
     if "b" in mode:
         encoding = None
-    with atomic_path(path) as tmp, open(tmp, mode, encoding=encoding) as handle:
-        yield handle
-        handle.flush()
+    path = Path(path)
+    fd, tmp = _temporary_beside(path)
+    try:
+        handle = open(fd, mode, encoding=encoding)  # closed by the with-block below
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        with handle:
+            yield handle
+            handle.flush()
+            if fsync:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def copy_file(source: str | Path, path: str | Path) -> None:
@@ -102,7 +131,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 def save_npy(path: str | Path, array: np.ndarray, *, fsync: bool = True) -> None:
     """``np.save`` atomically (the file handle keeps np.save from appending '.npy')."""
-    with atomic_path(path, fsync=fsync) as tmp, open(tmp, "wb") as handle:
+    with atomic_open(path, "wb", fsync=fsync) as handle:
         np.save(handle, array, allow_pickle=False)
 
 

@@ -181,6 +181,8 @@ def test_benchmark_runs_on_synthetic_clips(capsys: pytest.CaptureFixture[str], t
     bench_features.run(parser.parse_args(["--n", "2", "--repeats", "2", "--json", str(tmp_path / "bench.json")]))
     report = capsys.readouterr().out
     assert "mel+pitch (praat)+io" in report and "projected LJSpeech" in report
+    headline = json.loads((tmp_path / "bench.json").read_text())["results"][-1]["median"]
+    assert f"mel+pitch (praat)+io: {headline:.1f}x real time per core (median of 2)" in report
     results = json.loads((tmp_path / "bench.json").read_text())["results"]
     assert [r["name"] for r in results] == ["mel", "pitch (praat)", "mel+pitch (praat)+io"]
     assert all(len(r["repeats"]) == 2 and r["min"] > 0 for r in results)

@@ -74,6 +74,22 @@ def test_loss_variant_uses_the_nyquist_frequency_and_differs(speech: list[np.nda
     assert MelSpectrogram(CFG, fmax=9000.0).fmax == 9000.0
 
 
+@pytest.mark.parametrize("win_length", [800, 801])
+def test_a_window_shorter_than_the_fft_is_centred_in_it(speech: list[np.ndarray], win_length: int) -> None:
+    cfg = CFG.model_copy(update={"win_length": win_length})
+    audio = speech[1]
+    ours = mel_of(audio, MelSpectrogram(cfg))
+    assert np.abs(ours - reference_log_mel(audio, cfg, cfg.mel_fmax)).max() < 1e-4
+    assert np.abs(ours - mel_of(audio, MelSpectrogram(CFG))).max() > 0.01  # the window length matters
+
+
+def test_only_bins_above_every_filter_are_skipped() -> None:
+    for mel in (MelSpectrogram(CFG), MelSpectrogram.for_loss(CFG)):
+        assert mel.basis[:, mel.n_bins - 1].any() and not mel.basis[:, mel.n_bins :].any()
+    # at fmax 8 kHz the top 3 kHz of the spectrum feed no filter
+    assert MelSpectrogram(CFG).n_bins == 372
+
+
 @pytest.mark.parametrize("n_samples", [8191, 8192, 8193, 12345, 22051, 256 * 7 + 255])
 def test_frame_count_is_n_samples_floor_hop(n_samples: int) -> None:
     audio = np.random.default_rng(n_samples).uniform(-0.5, 0.5, n_samples).astype(np.float32)
@@ -153,6 +169,25 @@ def test_load_wav_is_pcm_over_32768_exactly(tmp_path: Path) -> None:
     assert audio.dtype == np.float32 and audio.shape == (7,)
     np.testing.assert_array_equal(audio, pcm.astype(np.float32) / 32768.0)
     np.testing.assert_array_equal(load_wav(tmp_path / "a.wav", RATE, max_wav_value=16384.0), audio * 2)
+
+
+@pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "FLOAT"])
+def test_load_wav_reads_what_libsndfile_reads_bit_for_bit(tmp_path: Path, subtype: str) -> None:
+    """16-bit PCM takes the standard library's reader, other formats libsndfile's: same values."""
+    samples = np.random.default_rng(0).uniform(-1, 1, 5000).astype(np.float32)
+    samples[:2] = [-1.0, 32767 / 32768]
+    path = write(tmp_path / "a.wav", samples, subtype=subtype)
+    with sf.SoundFile(path, "r+") as handle:
+        handle.title = "a LIST chunk after the data"  # chunks other than fmt and data are skipped
+    np.testing.assert_array_equal(load_wav(path, RATE), sf.read(path, dtype="float32")[0])
+
+
+def test_a_truncated_pcm16_file_ends_with_its_last_whole_sample(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.wav", np.arange(-500, 500, dtype=np.int16))
+    path.write_bytes(path.read_bytes()[:-7])  # the header still announces 1000 samples
+    audio = load_wav(path, RATE)
+    np.testing.assert_array_equal(audio, np.arange(-500, 496, dtype=np.float32) / 32768)
+    np.testing.assert_array_equal(audio, sf.read(path, dtype="float32")[0])
 
 
 def test_load_wav_refuses_other_rates_stereo_and_garbage(tmp_path: Path) -> None:

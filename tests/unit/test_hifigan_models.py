@@ -286,21 +286,22 @@ def test_generator_losses_add_up() -> None:
 
 
 def test_demo_networks_lower_the_mel_loss_on_a_fixed_batch() -> None:
-    from tts_pipeline.commands.bench_hifigan import HiFiGANTrainer
+    from tts_pipeline.benchmark.hifigan_training import OurTraining
+    from tts_pipeline.precision import resolve_precision
 
-    torch.manual_seed(0)
-    cfg = HiFiGANConfig(**DEMO, discriminator_channels_scale=DEMO_SCALE, learning_rate=1e-3)
-    trainer = HiFiGANTrainer.build(cfg, AudioConfig())
+    cfg = HiFiGANConfig(**DEMO, discriminator_channels_scale=DEMO_SCALE, learning_rate=1e-3, seed=0)
+    training = OurTraining.build(cfg, AudioConfig(), resolve_precision("off", torch.device("cpu")))
     t = torch.arange(2048) / 22050
     audio = torch.stack([0.3 * torch.sin(2 * torch.pi * 220 * t), 0.2 * torch.sin(2 * torch.pi * 330 * t)])
-    weights_before = trainer.mpd.discriminators[0].convs[0].parametrizations.weight.original1.clone()
-    losses = [trainer.step(audio) for _ in range(10)]
-    assert all(torch.isfinite(torch.tensor([s.discriminator, s.generator, s.mel])).all() for s in losses)
-    assert losses[-1].mel < 0.9 * losses[0].mel
-    assert losses[-1].discriminator < losses[0].discriminator
+    mpd = training.state.discriminators.mpd
+    weights_before = mpd.discriminators[0].convs[0].parametrizations.weight.original1.clone()
+    losses = [training.step(audio) for _ in range(10)]
+    assert all(torch.isfinite(torch.tensor(list(step.values()))).all() for step in losses)
+    assert losses[-1]["loss_mel"] < 0.9 * losses[0]["loss_mel"]
+    assert losses[-1]["loss_discrim"] < losses[0]["loss_discrim"]
     # the discriminators learn (and are unfrozen again after the generator's update)
-    assert not torch.equal(weights_before, trainer.mpd.discriminators[0].convs[0].parametrizations.weight.original1)
-    assert all(p.requires_grad for p in trainer.msd.parameters())
+    assert not torch.equal(weights_before, mpd.discriminators[0].convs[0].parametrizations.weight.original1)
+    assert all(p.requires_grad for p in training.state.discriminators.parameters())
 
 
 def test_multi_resolution_stft_loss_is_zero_for_equal_audio_and_grows_with_the_difference() -> None:

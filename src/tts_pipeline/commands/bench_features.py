@@ -11,7 +11,10 @@ measurements, each over the same N utterances and repeated R times:
 
 Audio comes from a manifest (``--manifest``) or, without one, from speech-like synthetic clips
 (harmonic glides with syllable-like envelopes, pauses and noise). Prints the median and min/max over
-the repeats and the projected time for LJSpeech (24 h of audio) on 2 cores.
+the repeats, then the headline figure (``mel+pitch+io``, median, x real time per core) and the
+projected time for LJSpeech (24 h of audio) on 2 cores. CPU time is robust to other processes but not
+immune: a busy machine (shared caches, frequent switches) still costs a few percent; compare variants
+under the same load.
 """
 
 from __future__ import annotations
@@ -193,6 +196,8 @@ def format_report(results: Sequence[Measurement], n: int, seconds: float, repeat
     minutes = LJSPEECH_HOURS * 3600 / (full.median * cores) / 60
     lines += [
         "",
+        f"{full.name}: {full.median:.1f}x real time per core (median of {repeats}), the features stage's work per "
+        "utterance: read the wav, mel, pitch, write both .npy",
         f"projected LJSpeech ({LJSPEECH_HOURS:g} h of audio) on {cores} cores: {minutes:.1f} min ({full.name}, median)",
     ]
     return "\n".join(lines)

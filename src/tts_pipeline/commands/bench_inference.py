@@ -14,6 +14,22 @@ through the benchmark stage's own code (:func:`tts_pipeline.benchmark.inference.
 runner, device-synchronised timers, inference mode), one call being FastPitch then HiFi-GAN on a batch
 of ``--batch-size`` copies of the phrase. Printed per run: FastPitch p50 latency (ms) and HiFi-GAN x
 real time (seconds of audio per second of HiFi-GAN compute); then the medians over the runs.
+
+Precision. ``--amp`` is the synthesizer's: ``auto`` (the pipeline's default) is bf16 autocast on a CPU
+that multiplies bf16 natively and fp32 elsewhere; ``off`` is fp32; ``bf16`` / ``fp16`` as in
+:mod:`tts_pipeline.precision`.
+
+Against NVIDIA's code. ``--nvidia-root PATH`` (a DeepLearningExamples checkout, or its
+``PyTorch/SpeechSynthesis/FastPitch`` folder) imports NVIDIA's FastPitch and HiFi-GAN generator from
+there, loads the same weights into them (random or ``--fastpitch`` / ``--hifigan``) and times each
+model alone, ours in ``--amp`` and theirs in fp32 as their ``inference.py`` runs on a CPU, in
+``--runs`` interleaved rounds of ``--repeats`` calls per side
+(:mod:`tts_pipeline.benchmark.nvidia_inference`): FastPitch latency on the phrase, HiFi-GAN on a
+``--hifigan-frames``-frame mel (default 500). Printed per model: medians, the ratio NVIDIA time /
+ours, the SNR of our output against NVIDIA's fp32 output, and the fp32 max abs difference between
+the two (a check that both compute the same function). For example::
+
+    tts-pipeline bench-inference --nvidia-root ~/DeepLearningExamples --runs 5 --repeats 10
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
+    from tts_pipeline.benchmark.nvidia_code import NvidiaCode
     from tts_pipeline.inference import Synthesizer
 
 
@@ -39,7 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads (default 2)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    parser.add_argument("--amp", choices=("off", "fp16", "bf16"), default="off", help="autocast on CUDA (default off)")
+    parser.add_argument(
+        "--amp",
+        choices=("auto", "off", "fp16", "bf16"),
+        default="auto",
+        help="our precision (default auto: bf16 on a CPU with native bf16, else fp32)",
+    )
     parser.add_argument("--batch-size", type=int, default=1, help="copies of the phrase per call (default 1)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls per run (default 2)")
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per run (default 10)")
@@ -47,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--denoising-strength", type=float, default=0.0, help="denoiser strength (default 0: off)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     parser.add_argument("--json", type=Path, help="also write every run's figures here")
+    parser.add_argument(
+        "--nvidia-root", type=Path, help="DeepLearningExamples checkout: time NVIDIA's models beside ours"
+    )
+    parser.add_argument(
+        "--hifigan-frames", type=int, default=500, help="mel frames HiFi-GAN vocodes with --nvidia-root (default 500)"
+    )
 
 
 def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device) -> Synthesizer:
@@ -87,15 +115,52 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
     return Synthesizer(vocoder, audio, options, fastpitch=fastpitch, text_encoder=encoder, device=device, amp=args.amp)
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """UserError naming the option for counts out of range or options the NVIDIA comparison ignores."""
+    from tts_pipeline.errors import UserError
+
+    if min(args.threads, args.batch_size, args.repeats, args.runs, args.hifigan_frames) < 1 or args.warmup < 0:
+        raise UserError("--threads, --batch-size, --repeats, --runs and --hifigan-frames must be >= 1, --warmup >= 0")
+    if args.nvidia_root is not None and args.denoising_strength > 0:
+        raise UserError("--denoising-strength: NVIDIA's side has no denoiser here; leave it at 0 with --nvidia-root")
+
+
+def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: list[int], code: NvidiaCode) -> None:
+    """Each model beside NVIDIA's (module docstring): a table per model, and ``--json``."""
+    from tts_pipeline.benchmark.nvidia_inference import compare_inference, format_comparison
+
+    print(
+        f"NVIDIA's code from {code.folder}; their side in fp32 under torch.no_grad(), as their inference.py", flush=True
+    )
+    rows = compare_inference(
+        synth,
+        tokens,
+        code,
+        batch_size=args.batch_size,
+        hifigan_frames=args.hifigan_frames,
+        rounds=args.runs,
+        repeats=args.repeats,
+        warmup=args.warmup,
+        on_row=lambda row: print(format_comparison(row, synth.precision.label), flush=True),
+    )
+    if args.json is not None:
+        from tts_pipeline.files import write_json
+
+        write_json(args.json, {"precision": synth.precision.label, "models": [row.as_dict() for row in rows]})
+
+
 def run(args: argparse.Namespace) -> None:
     import torch
 
     from tts_pipeline.benchmark.inference import time_synthesis
-    from tts_pipeline.errors import UserError
     from tts_pipeline.inference import read_phrases
 
-    if min(args.threads, args.batch_size, args.repeats, args.runs) < 1 or args.warmup < 0:
-        raise UserError("--threads, --batch-size, --repeats and --runs must be >= 1, --warmup >= 0")
+    check_arguments(args)
+    code = None
+    if args.nvidia_root is not None:  # a wrong path fails before any model is built
+        from tts_pipeline.benchmark.nvidia_code import load_nvidia_code
+
+        code = load_nvidia_code(args.nvidia_root)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     phrase = read_phrases(args.phrases)[0]
@@ -104,9 +169,12 @@ def run(args: argparse.Namespace) -> None:
     source = "model files" if args.fastpitch is not None else "random weights, full size"
     print(
         f"{len(phrase.text)}-character phrase {phrase.name!r} ({len(tokens)} symbols), {source}, batch "
-        f"{args.batch_size}, {args.amp if device.type == 'cuda' else 'fp32'}, on {device} with "
+        f"{args.batch_size}, {synth.precision.label} ({synth.precision.reason}), on {device} with "
         f"{torch.get_num_threads()} threads; {args.runs} runs of {args.warmup} warm-up + {args.repeats} timed calls"
     )
+    if code is not None:
+        run_against_nvidia(args, synth, tokens, code)
+        return
     runs: list[dict[str, Any]] = []
     for number in range(1, args.runs + 1):
         row = time_synthesis(synth, tokens, args.batch_size, warmup=args.warmup, repeats=args.repeats).summarize(

@@ -32,7 +32,10 @@ class AlignerConfig(StrictModel):
     keep_checkpoints: int = Field(3, ge=1, description="Resumable checkpoints kept in R/work/train_aligner/.")
     gpus: int = Field(0, ge=0, description="GPUs the rule asks for; 0 = CPU.")
     amp: Literal["off", "fp16", "bf16"] = Field(
-        "off", description="Mixed precision: bf16 autocast on CUDA or the CPU; fp16 on CUDA (float32 on a CPU)."
+        "off",
+        description="Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts the key and query convolutions "
+        "to bfloat16 (distances, attention and losses stay float32); 'fp16' with gradient scaling on CUDA "
+        "(float32 on a CPU).",
     )
     num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
     seed: int = 1234
@@ -91,7 +94,10 @@ class HiFiGANConfig(StrictModel):
     epochs: int = Field(6500, ge=1)
     max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
     amp: Literal["off", "fp16", "bf16"] = Field(
-        "off", description="Mixed precision: bf16 autocast on CUDA or the CPU; fp16 on CUDA (float32 on a CPU)."
+        "off",
+        description="Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts the generator and "
+        "discriminators to bfloat16, no gradient scaling (loss mels, STFT and GAN losses stay float32); 'fp16' "
+        "with two gradient scalers on CUDA (float32 on a CPU).",
     )
     gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
     num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
@@ -230,7 +236,10 @@ class FastPitchConfig(StrictModel):
     epochs: int = Field(1000, ge=1)
     max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
     amp: Literal["off", "fp16", "bf16"] = Field(
-        "off", description="Mixed precision: bf16 autocast on CUDA or the CPU; fp16 on CUDA (float32 on a CPU)."
+        "off",
+        description="Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts matmuls and convolutions to "
+        "bfloat16 (softmax, LayerNorm and the losses stay float32); 'fp16' with gradient scaling on CUDA "
+        "(float32 on a CPU).",
     )
     gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
     num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")

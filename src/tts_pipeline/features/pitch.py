@@ -103,9 +103,11 @@ def praat_pitch(
 
     ``analysis_rate`` (Hz), when set below the audio's rate, resamples the clip (soxr, linear phase)
     before Praat sees it. Praat's cost is dominated by refining every autocorrelation peak, and a
-    band-limited signal has fewer peaks: at 11025 Hz it runs 10-30 % faster, and on the demo corpus
-    agrees with full-rate analysis on 99.4 % of voicing decisions (median f0 difference 2e-5). The hop
-    must be a whole number of samples at that rate. None analyses at the audio's own rate.
+    band-limited signal has fewer peaks. On the 240 demo utterances (floor 60, ceiling 500 Hz) 11025 Hz
+    takes about 9 % less CPU than 22050 Hz and agrees on 99.4 % of voicing decisions (392 of 66441
+    frames flip, two thirds of them to voiced); where both are voiced f0 differs by a median 0.04 cents,
+    8.5 cents at the 99th percentile, up to 117 cents. Not the default for that reason. The hop must be
+    a whole number of samples at that rate. None analyses at the audio's own rate.
     """
     import parselmouth
 
@@ -114,7 +116,7 @@ def praat_pitch(
         raise ValueError(f"audio: expected shape (N,), got {audio.shape}")
     total = n_frames(audio.size, audio_cfg)
     pitch = np.zeros(total, dtype=np.float32)
-    rate, hop, signal = audio_cfg.sampling_rate, audio_cfg.hop_length, audio.astype(np.float64)
+    rate, hop, signal = audio_cfg.sampling_rate, audio_cfg.hop_length, audio
     if analysis_rate is not None and analysis_rate != rate:
         hop_at_rate = hop * analysis_rate / rate
         if not 0 < analysis_rate < rate or hop_at_rate != int(hop_at_rate):
@@ -124,15 +126,18 @@ def praat_pitch(
             )
         import soxr
 
-        signal = soxr.resample(signal, rate, analysis_rate)
+        signal = soxr.resample(audio.astype(np.float64), rate, analysis_rate)
         rate, hop = analysis_rate, int(hop_at_rate)
     span = praat_span(signal.size, cfg.floor_hz, hop, rate)
     if span is None:
         return pitch
     last = min(span.last, total - 1)  # resampling may round up to one frame more than the clip has
     # start_time puts sample i at time i / rate (Praat's first sample sits at start_time + dx / 2).
+    # Praat computes in float64: only the slice it analyses is converted.
     sound = parselmouth.Sound(
-        signal[span.start : span.stop], sampling_frequency=rate, start_time=(span.start - 0.5) / rate
+        np.asarray(signal[span.start : span.stop], dtype=np.float64),
+        sampling_frequency=rate,
+        start_time=(span.start - 0.5) / rate,
     )
     analysis = sound.to_pitch_ac(
         time_step=hop / rate,
@@ -143,8 +148,9 @@ def praat_pitch(
     f0 = analysis.selected_array["frequency"]
     times = analysis.xs()
     targets = frame_times(total, audio_cfg)
-    if times.size == span.last - span.first + 1 and np.allclose(
-        times[: last - span.first + 1], targets[span.first : last + 1], rtol=0, atol=TIME_TOLERANCE_S
+    # The plain comparison np.allclose makes here, without its generality's cost (about 100 us a call).
+    if times.size == span.last - span.first + 1 and bool(
+        np.all(np.abs(times[: last - span.first + 1] - targets[span.first : last + 1]) <= TIME_TOLERANCE_S)
     ):
         pitch[span.first : last + 1] = f0[: last - span.first + 1]
     else:  # not expected; interpolate rather than misplace frames

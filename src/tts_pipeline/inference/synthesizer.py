@@ -12,7 +12,10 @@ folded), checks that they were trained on the same audio settings, and runs NVID
 
 Steps 3 and 4 are timed per batch with device synchronisation
 (:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
-figures. Precision: fp32, or fp16/bf16 autocast on CUDA; the CPU always runs fp32.
+figures. Precision (:mod:`tts_pipeline.precision`): fp32, or fp16/bf16 autocast on CUDA; on a CPU
+fp32, or bf16 (the default where the CPU multiplies bf16 natively), where neither model runs under
+autocast: FastPitch runs from a copy held in bf16 (:mod:`tts_pipeline.models.fastpitch.bf16`) and the
+vocoder as a prepared bf16 copy with fused oneDNN convs (:mod:`tts_pipeline.models.hifigan.cpu_inference`).
 
 Batches never change results. FastPitch masks its padding, so an utterance gets the same mel alone or
 batched. HiFi-GAN is a stack of convolutions whose receptive field spans about a dozen frames, so on a
@@ -28,6 +31,7 @@ post-processing (vocoder-only checks; no FastPitch needed).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,8 +48,10 @@ from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
 from tts_pipeline.inference.denoiser import Denoiser
 from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
-from tts_pipeline.models.fastpitch import FastPitch, PitchTransform
+from tts_pipeline.models.fastpitch import FastPitch, FastPitchInference, PitchTransform
+from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
 from tts_pipeline.models.hifigan import Generator
+from tts_pipeline.models.hifigan.cpu_inference import prepare_generator
 from tts_pipeline.precision import resolve_precision
 from tts_pipeline.timers import Timer
 
@@ -211,7 +217,14 @@ class Synthesizer:
         self.options = options
         self.precision = resolve_precision(amp, self.device, key="inference.amp")
         self.vocoder = vocoder.to(self.device).eval()
+        # What _vocode_batch calls: the vocoder itself, or its bf16 copy prepared for the CPU.
+        self.vocoder_runner = prepare_generator(self.vocoder, self.precision)
         self.fastpitch = fastpitch.to(self.device).eval() if fastpitch is not None else None
+        # What run_batch calls: FastPitch itself, or on a CPU in bf16 its copy held in bf16. The model
+        # as given stays in ``fastpitch`` (float32), for synthesizers in other precisions to share.
+        self.fastpitch_runner = self.fastpitch
+        if self.fastpitch is not None and self.precision.amp == "bf16" and self.device.type == "cpu":
+            self.fastpitch_runner = bf16_inference_copy(self.fastpitch)
         self.text_encoder = text_encoder
         self.timer = Timer(self.device)
         self.denoiser = Denoiser.from_vocoder(self.vocoder, audio) if options.denoising_strength > 0 else None
@@ -327,11 +340,25 @@ class Synthesizer:
         if self.fastpitch is None:
             raise UserError("this synthesizer has no FastPitch model: it can only vocode mels")
         with torch.inference_mode():
-            with self.timer(FASTPITCH), self.precision.autocast():
-                inferred = self.fastpitch.infer(
-                    tokens, token_lengths, pace=self.options.pace, pitch_transform=self.options.pitch_transform
-                )
+            with self.timer(FASTPITCH):
+                inferred = self.infer_mels(tokens, token_lengths)
             return self._vocode_batch(inferred.mel, inferred.mel_lengths)
+
+    def infer_mels(self, tokens: torch.Tensor, token_lengths: torch.Tensor) -> FastPitchInference:
+        """FastPitch's ``infer`` on ``(B, L)`` tokens in this synthesizer's precision, with its pace and
+        pitch transform (the bf16 copy runs as it is; the float32 model under the precision's autocast)."""
+        assert self.fastpitch_runner is not None
+        held = is_held_in_bf16(self.fastpitch_runner)
+        with contextlib.nullcontext() if held else self.precision.autocast():
+            return self.fastpitch_runner.infer(
+                tokens, token_lengths, pace=self.options.pace, pitch_transform=self.options.pitch_transform
+            )
+
+    def vocoder_audio(self, mels: torch.Tensor) -> torch.Tensor:
+        """The vocoder alone on ``(B, n_mels, T)`` mels in this synthesizer's precision: ``(B, 1, T x hop)``
+        float32 audio, no cropping, no denoiser."""
+        with self.precision.autocast():
+            return self.vocoder_runner(mels).float()
 
     # ---------------------------------------------------------------------------------------------
     # mels
@@ -363,11 +390,11 @@ class Synthesizer:
                 if self.options.vocoder_batching == "padded" and max(lengths) > 0:
                     frames = torch.arange(mels.shape[-1], device=mels.device)
                     silent = frames[None, None, :] >= mel_lengths[:, None, None]
-                    whole = self.vocoder(mels.masked_fill(silent, LOG_FLOOR_VALUE)).squeeze(1)
+                    whole = self.vocoder_runner(mels.masked_fill(silent, LOG_FLOOR_VALUE)).squeeze(1)
                     audio = [whole[row, : n * hop] for row, n in enumerate(lengths)]
                 else:
                     audio = [
-                        self.vocoder(mels[row : row + 1, :, :n]).reshape(-1) if n > 0 else mels.new_zeros(0)
+                        self.vocoder_runner(mels[row : row + 1, :, :n]).reshape(-1) if n > 0 else mels.new_zeros(0)
                         for row, n in enumerate(lengths)
                     ]
             audio = [wave.float() for wave in audio]

@@ -11,7 +11,6 @@ scaler and RNG states, and continues the interrupted epoch at the next batch of 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,7 +29,7 @@ from tts_pipeline.models.aligner.loss import (
     hard_alignment,
 )
 from tts_pipeline.models.aligner.model import Aligner, AlignerOutput
-from tts_pipeline.precision import Precision
+from tts_pipeline.precision import Precision, resolve_precision
 from tts_pipeline.training import distributed
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
 from tts_pipeline.training.engine import MetricsSink, TrainingDiverged, last_checkpoint_text
@@ -76,7 +75,7 @@ class TrainState:
 
     model: Aligner
     optimizer: torch.optim.Optimizer
-    scaler: torch.amp.GradScaler | None
+    scaler: torch.amp.GradScaler  # enabled for fp16 only; disabled, it passes losses and steps through
     step: int = 0
     epoch: int = 1
     batch_in_epoch: int = 0
@@ -93,19 +92,26 @@ class TrainingResult:
     metrics: dict[str, Any]
 
 
-def _autocast(device: torch.device, amp: str) -> contextlib.AbstractContextManager[object]:
-    return Precision("off" if device.type != "cuda" else amp, device).autocast()  # type: ignore[arg-type]
+def resolve_aligner_precision(cfg: AlignerConfig, device: torch.device) -> Precision:
+    """``aligner.amp`` on ``device``, by the policy every trainer shares (:mod:`tts_pipeline.precision`).
+
+    Under bf16 or fp16 only the key and query convolutions run in half precision: the model computes
+    its distances, log-softmax and attention in float32, and the losses cast to float32 (CTC and the
+    log of the soft attention lose too much in 8 mantissa bits).
+    """
+    return resolve_precision(cfg.amp, device, key="aligner.amp")
 
 
 def compute_losses(
-    model: Aligner, batch: AlignerBatch, kl_weight: float, *, amp: str = "off"
+    model: Aligner, batch: AlignerBatch, kl_weight: float, precision: Precision
 ) -> tuple[AlignerOutput, AlignerLosses]:
     """Forward pass and losses of one batch (already on the model's device).
 
-    The binarisation loss needs MAS on the CPU; it is skipped while its weight is 0.
+    The forward runs under ``precision``'s autocast; the losses outside it, in float32. The
+    binarisation loss needs MAS on the CPU; it is skipped while its weight is 0.
     """
     device = batch.mels.device
-    with _autocast(device, amp):
+    with precision.autocast():
         output = model(batch.text, batch.text_lengths, batch.mels, batch.prior)
     ctc = forward_sum_loss(output.attn_logprob, batch.text_lengths, batch.mel_lengths)
     if kl_weight > 0:
@@ -127,7 +133,7 @@ def attention_sharpness(attn_soft: torch.Tensor, mel_lengths: torch.Tensor) -> t
 
 
 @torch.no_grad()
-def evaluate(model: Aligner, loader: DataLoader, kl_weight: float, device: torch.device, amp: str = "off") -> dict:
+def evaluate(model: Aligner, loader: DataLoader, kl_weight: float, device: torch.device, precision: Precision) -> dict:
     """Validation figures: item-weighted mean ``val_loss``, ``val_ctc``, ``val_bin``, and ``val_attn_max``
     (mean over frames of each frame's largest attention weight)."""
     was_training = model.training
@@ -137,7 +143,7 @@ def evaluate(model: Aligner, loader: DataLoader, kl_weight: float, device: torch
     sharpness = 0.0
     for batch in loader:
         batch = batch.to(device)
-        output, losses = compute_losses(model, batch, max(kl_weight, 1e-6), amp=amp)
+        output, losses = compute_losses(model, batch, max(kl_weight, 1e-6), precision)
         size = len(batch.ids)
         sums["val_ctc"] += float(losses.ctc) * size
         sums["val_bin"] += float(losses.bin) * size
@@ -151,8 +157,9 @@ def evaluate(model: Aligner, loader: DataLoader, kl_weight: float, device: torch
     return {**{key: value / items for key, value in sums.items()}, "val_attn_max": sharpness / max(frames, 1)}
 
 
-def build_state(cfg: AlignerConfig, n_symbols: int, n_mels: int, device: torch.device) -> TrainState:
-    """A freshly initialised model (seeded), AdamW and, for fp16 on CUDA, a gradient scaler."""
+def build_state(cfg: AlignerConfig, n_symbols: int, n_mels: int, precision: Precision) -> TrainState:
+    """A freshly initialised model (seeded) on ``precision.device``, AdamW and ``precision``'s gradient scaler."""
+    device = precision.device
     torch.manual_seed(cfg.seed)
     model = Aligner(
         n_symbols=n_symbols,
@@ -162,15 +169,14 @@ def build_state(cfg: AlignerConfig, n_symbols: int, n_mels: int, device: torch.d
         temperature=cfg.temperature,
     ).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    scaler = torch.amp.GradScaler("cuda") if device.type == "cuda" and cfg.amp == "fp16" else None
-    return TrainState(model=model, optimizer=optimizer, scaler=scaler)
+    return TrainState(model=model, optimizer=optimizer, scaler=precision.grad_scaler())
 
 
 def restore_state(state: TrainState, checkpoint: Checkpoint) -> None:
     """Load a checkpoint into ``state`` (weights, optimiser, scaler, counters, RNG)."""
     state.model.load_state_dict(checkpoint.states["model"])
     state.optimizer.load_state_dict(checkpoint.states["optimizer"])
-    if state.scaler is not None and "scaler" in checkpoint.states:
+    if checkpoint.states.get("scaler"):  # absent or empty when the scaler was disabled
         state.scaler.load_state_dict(checkpoint.states["scaler"])
     state.step = checkpoint.step
     state.epoch = checkpoint.epoch
@@ -180,9 +186,7 @@ def restore_state(state: TrainState, checkpoint: Checkpoint) -> None:
 
 
 def save_state(manager: CheckpointManager, state: TrainState, run_id: str | None) -> None:
-    states: dict[str, Any] = {"model": state.model, "optimizer": state.optimizer}
-    if state.scaler is not None:
-        states["scaler"] = state.scaler
+    states: dict[str, Any] = {"model": state.model, "optimizer": state.optimizer, "scaler": state.scaler}
     manager.save(
         state.step,
         state.epoch,
@@ -201,28 +205,29 @@ def _diverged(state: TrainState, manager: CheckpointManager, what: str) -> Train
 
 
 def train_step(
-    state: TrainState, batch: AlignerBatch, kl_weight: float, cfg: AlignerConfig, manager: CheckpointManager
+    state: TrainState,
+    batch: AlignerBatch,
+    kl_weight: float,
+    cfg: AlignerConfig,
+    manager: CheckpointManager,
+    precision: Precision,
 ) -> AlignerLosses:
     """One optimiser step (the loop then advances the counters); raises :class:`TrainingDiverged` on a
-    NaN/Inf loss (nothing is updated)."""
+    NaN/Inf loss, or a non-finite gradient norm without fp16 scaling (nothing is updated)."""
     state.optimizer.zero_grad(set_to_none=True)
-    _, losses = compute_losses(state.model, batch, kl_weight, amp=cfg.amp)
+    _, losses = compute_losses(state.model, batch, kl_weight, precision)
     if not torch.isfinite(losses.total):
         ctc, bin_loss = float(losses.ctc.detach()), float(losses.bin.detach())
         raise _diverged(state, manager, f"loss (ctc {ctc}, binarisation {bin_loss})")
-    if state.scaler is not None:
-        # fp16: the scaler skips steps whose gradients overflow and lowers its scale, by design.
-        state.scaler.scale(losses.total).backward()
-        state.scaler.unscale_(state.optimizer)
-        torch.nn.utils.clip_grad_norm_(state.model.parameters(), cfg.grad_clip)
-        state.scaler.step(state.optimizer)
-        state.scaler.update()
-    else:
-        losses.total.backward()
-        norm = torch.nn.utils.clip_grad_norm_(state.model.parameters(), cfg.grad_clip)
-        if not torch.isfinite(norm):
-            raise _diverged(state, manager, "gradient norm")
-        state.optimizer.step()
+    state.scaler.scale(losses.total).backward()
+    state.scaler.unscale_(state.optimizer)
+    norm = torch.nn.utils.clip_grad_norm_(state.model.parameters(), cfg.grad_clip)
+    if not torch.isfinite(norm) and not state.scaler.is_enabled():
+        # With fp16 scaling an overflow now and then is expected: the scaler skips the step and lowers
+        # its scale. Without it (fp32, bf16) a non-finite gradient is divergence.
+        raise _diverged(state, manager, "gradient norm")
+    state.scaler.step(state.optimizer)
+    state.scaler.update()
     return losses
 
 
@@ -294,10 +299,11 @@ def fit(
         run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
         on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
 
-    Where the section's settings go: the model's sizes, ``learning_rate``, ``weight_decay`` and ``amp``
-    (the scaler) to :func:`build_state`; ``batch_size``, ``seed``, ``num_workers`` and ``prior_scaling``
-    to the batches (:class:`BucketedBatches`); ``binarization_*`` to each epoch's binarisation weight;
-    ``amp`` and ``grad_clip`` to :func:`train_step`; ``epochs``, ``max_steps``, ``seed`` and
+    Where the section's settings go: ``amp`` to the precision (:func:`resolve_aligner_precision`), which
+    :func:`build_state` (the scaler), :func:`train_step` and validation use; the model's sizes,
+    ``learning_rate`` and ``weight_decay`` to :func:`build_state`; ``batch_size``, ``seed``,
+    ``num_workers`` and ``prior_scaling`` to the batches (:class:`BucketedBatches`); ``binarization_*``
+    to each epoch's binarisation weight; ``grad_clip`` to :func:`train_step`; ``epochs``, ``max_steps``, ``seed`` and
     ``checkpoint_every_n_steps`` to the epoch loop.
 
     Returns:
@@ -305,11 +311,12 @@ def fit(
         per-epoch history.
     """
     device = device or choose_device(cfg.gpus)
-    state = build_state(cfg, n_symbols, n_mels, device)
+    precision = resolve_aligner_precision(cfg, device)
+    state = build_state(cfg, n_symbols, n_mels, precision)
     if checkpoint is not None:
         restore_state(state, checkpoint)
     io = LoopIO(distributed.DistributedContext(device=device), manager, metrics, run_id, log_every, on_checkpoint)
-    loop = _Loop(cfg, state, train_set, val_set, io)
+    loop = _Loop(cfg, state, train_set, val_set, io, precision)
     loop.run(checkpoint)
     return loop.result()
 
@@ -331,6 +338,7 @@ class _Loop(EpochLoop):
         train_set: AlignerDataset,
         val_set: AlignerDataset | None,
         io: LoopIO,
+        precision: Precision,
     ) -> None:
         device = io.context.device
         super().__init__(
@@ -345,6 +353,7 @@ class _Loop(EpochLoop):
             items_per_s="steps_per_s",  # each step reports one item
         )
         self.aligner, self.state, self.val_set = cfg, state, val_set
+        self.precision = precision
         self.val_loader = None
         if val_set is not None and len(val_set):
             val_sampler = LengthBucketBatchSampler(val_set.mel_lengths, cfg.batch_size, shuffle=False)
@@ -365,16 +374,14 @@ class _Loop(EpochLoop):
         (batch,) = batches
         batch = batch.to(self.context.device)
         # The module's train_step (looked up at call time, so tests can replace it).
-        losses = train_step(self.state, batch, self.kl_weight, self.aligner, self.manager)
+        losses = train_step(self.state, batch, self.kl_weight, self.aligner, self.manager, self.precision)
         return StepReport(figures=_step_figures(losses), frames=int(batch.mel_lengths.sum()), items=1)
 
     def validate(self, epoch: int) -> dict[str, float]:
         """Validation figures under ``epoch``'s binarisation weight; logged by :meth:`epoch_figures`."""
         if self.val_loader is None:
             return {}
-        return evaluate(
-            self.state.model, self.val_loader, self._kl_weight(epoch), self.context.device, self.aligner.amp
-        )
+        return evaluate(self.state.model, self.val_loader, self._kl_weight(epoch), self.context.device, self.precision)
 
     def save_checkpoint(self) -> None:
         save_state(self.manager, self.state, self.run_id)

@@ -307,7 +307,7 @@ class FastPitch(nn.Module):
         """``(B, L, C)`` conditioned encoder output and ``(B, L)`` frames per token -> ``(B, n_mels, T)``, ``(B,)``."""
         frames, lengths = length_regulate(encoded, repeats, 1.0, mel_max_len)
         decoded, frame_mask = self.decoder(frames, lengths)
-        mel = self.proj(decoded) * frame_mask.unsqueeze(2).to(decoded.dtype)
+        mel = self.proj(decoded.to(self.proj.weight.dtype)) * frame_mask.unsqueeze(2).to(decoded.dtype)
         return mel.transpose(1, 2), lengths
 
     def model_config(self) -> dict[str, Any]:

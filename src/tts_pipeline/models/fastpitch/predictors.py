@@ -9,6 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from tts_pipeline.models.fastpitch.transformer import padding_mask
+
 
 class ConvReLUNorm(nn.Module):
     """Conv1d(k, same length) -> ReLU -> LayerNorm over channels -> dropout.
@@ -25,8 +27,9 @@ class ConvReLUNorm(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = torch.relu(self.conv(x))
-        return self.dropout(self.norm(x.transpose(1, 2)).transpose(1, 2))
+        x = torch.relu(self.conv(x.to(self.conv.weight.dtype)))
+        # LayerNorm in float32 under autocast (CUDA's autocast does so itself, the CPU's does not).
+        return self.dropout(self.norm(x.transpose(1, 2).float()).transpose(1, 2))
 
 
 class TemporalPredictor(nn.Module):
@@ -41,6 +44,10 @@ class TemporalPredictor(nn.Module):
 
     Padded tokens are zeroed before every conv (NVIDIA zeroes them only before the first), so an
     utterance's predictions do not depend on the padding it is batched with; the output is 0 there.
+
+    The output comes in ``fc``'s dtype: a model held in bfloat16 for inference keeps ``fc`` in
+    float32 (:mod:`~tts_pipeline.models.fastpitch.bf16`), because log-durations become frame counts
+    through ``exp`` and rounding, where bfloat16's 8-bit mantissa would move whole frames.
     """
 
     def __init__(self, input_size: int, filter_size: int, kernel_size: int, dropout: float, n_layers: int = 2) -> None:
@@ -53,8 +60,10 @@ class TemporalPredictor(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``(B, L, C)`` encoder output and ``(B, L)`` bool mask -> ``(B, L)`` predictions, 0 on padding."""
+        padded = padding_mask(mask) is not None
         keep = mask[:, None, :].to(x.dtype)  # (B, 1, L)
         x = x.transpose(1, 2)
         for layer in self.layers:
-            x = layer(x * keep)
-        return self.fc(x.transpose(1, 2)).squeeze(2) * mask.to(x.dtype)
+            x = layer(x * keep if padded else x)
+        predicted = self.fc(x.transpose(1, 2).to(self.fc.weight.dtype)).squeeze(2)
+        return predicted * mask.to(predicted.dtype) if padded else predicted

@@ -7,6 +7,8 @@ channels-last, ``(B, L, C)``, as in NVIDIA's code, so the state-dict names and s
 
 Padding never leaks into real positions: attention ignores padded keys, and padded positions are
 zeroed before every convolution, so an utterance gives the same output alone or in a padded batch.
+A batch without padding (always the case at batch size 1) skips the masking: multiplying by ones
+changes no value, and on a CPU those small elementwise passes cost as much as a sixth of inference.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -55,7 +58,11 @@ class MultiHeadAttention(nn.Module):
         dropout: Dropout on the attention output before the residual.
         dropatt: Dropout on the attention probabilities.
 
-    Shapes: ``(B, L, C)`` and mask ``(B, L)`` -> ``(B, L, C)``.
+    Shapes: ``(B, L, C)`` and mask ``(B, L)`` (None: no padding) -> ``(B, L, C)``.
+
+    Training spells out ``softmax(Q K^T / sqrt(D)) V`` so that attention dropout draws exactly as it
+    always has; evaluation uses ``F.scaled_dot_product_attention``, the same function in one fused
+    kernel (within float rounding) that never stores the ``(L, L)`` scores.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_head: int, dropout: float, dropatt: float) -> None:
@@ -68,17 +75,48 @@ class MultiHeadAttention(nn.Module):
         self.drop = nn.Dropout(dropout)
         self.dropatt = nn.Dropout(dropatt)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         batch, length, _ = x.shape
         # (B, L, 3 H D) -> three (B, H, L, D)
-        q, k, v = self.qkv_net(x).view(batch, length, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
+        q, k, v = (
+            self.qkv_net(x.to(self.qkv_net.weight.dtype))
+            .view(batch, length, 3, self.n_heads, self.d_head)
+            .permute(2, 0, 3, 1, 4)
+        )
+        if self.training:
+            attended = self._explicit(q, k, v, mask)
+        else:
+            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=_key_bias(mask, q.dtype))
+        attended = attended.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)
+        # LayerNorm in float32 under autocast, as CUDA's autocast does on its own; the CPU's leaves it
+        # in bf16, which would also carry the residual stream in bf16 from layer to layer.
+        return self.layer_norm((x + self.drop(self.o_net(attended))).float())
+
+    def _explicit(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """``(B, H, L, D)`` queries, keys, values -> ``(B, H, L, D)``, with dropout on the probabilities."""
         scores = torch.matmul(q, k.transpose(-1, -2)) * self.scale  # (B, H, L_query, L_key)
-        # The dtype's lowest value rather than -inf: a sequence with no real position (a zero-length
-        # decoder input at inference) then gets uniform weights instead of NaN, and is masked later.
-        scores = scores.masked_fill(~mask[:, None, None, :], torch.finfo(scores.dtype).min)
-        probs = self.dropatt(torch.softmax(scores, dim=-1))
-        attended = torch.matmul(probs, v).transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)
-        return self.layer_norm(x + self.drop(self.o_net(attended)))
+        if mask is not None:
+            # The dtype's lowest value rather than -inf: a sequence with no real position (a
+            # zero-length decoder input at inference) then gets uniform weights instead of NaN.
+            scores = scores.masked_fill(~mask[:, None, None, :], torch.finfo(scores.dtype).min)
+        # Softmax in float32 under autocast (CUDA's autocast does so on its own, the CPU's does not).
+        probs = self.dropatt(torch.softmax(scores, dim=-1, dtype=torch.float32))
+        return torch.matmul(probs.to(v.dtype), v)
+
+
+def _key_bias(mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor | None:
+    """``(B, L)`` mask -> ``(B, 1, 1, L)`` additive score bias: 0 on real keys, half the dtype's lowest
+    value on padded ones; None without padding.
+
+    Finite, unlike -inf, so that a sequence with no real position (a zero-length decoder input) gets
+    uniform weights instead of NaN and is masked later; half the lowest value, so that adding a score
+    cannot overflow to -inf in float16.
+    """
+    if mask is None:
+        return None
+    bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
+    bias.masked_fill_(~mask, torch.finfo(dtype).min / 2)
+    return bias[:, None, None, :]
 
 
 class ConvFeedForward(nn.Module):
@@ -88,7 +126,7 @@ class ConvFeedForward(nn.Module):
     activations are masked between the convs: ReLU(bias) on padded positions would otherwise reach
     the last real positions through the second conv's kernel, so the output would depend on padding.
 
-    Shapes: ``(B, L, C)`` and mask ``(B, L)`` -> ``(B, L, C)``.
+    Shapes: ``(B, L, C)`` and mask ``(B, L)`` (None: no padding) -> ``(B, L, C)``.
     """
 
     def __init__(self, d_model: int, d_inner: int, kernel_size: int, dropout: float) -> None:
@@ -104,11 +142,14 @@ class ConvFeedForward(nn.Module):
         )
         self.layer_norm = nn.LayerNorm(d_model)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        keep = mask[:, None, :].to(x.dtype)  # (B, 1, L)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         conv_in, relu, conv_out, drop = self.CoreNet
-        hidden = relu(conv_in(x.transpose(1, 2) * keep)) * keep
-        return self.layer_norm(x + drop(conv_out(hidden)).transpose(1, 2))
+        if mask is None:
+            hidden = relu(conv_in(x.transpose(1, 2).to(conv_in.weight.dtype)))
+        else:
+            keep = mask[:, None, :]  # (B, 1, L) bool: multiplying keeps each operand's dtype
+            hidden = relu(conv_in((x.transpose(1, 2) * keep).to(conv_in.weight.dtype))) * keep
+        return self.layer_norm((x + drop(conv_out(hidden)).transpose(1, 2)).float())  # float32: see above
 
 
 class FFTLayer(nn.Module):
@@ -121,8 +162,10 @@ class FFTLayer(nn.Module):
         self.dec_attn = MultiHeadAttention(d_model, n_heads, d_head, dropout, dropatt)
         self.pos_ff = ConvFeedForward(d_model, d_inner, kernel_size, dropout)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``(B, L, C)``, mask ``(B, L)`` -> ``(B, L, C)`` with zeros on padded positions."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """``(B, L, C)``, mask ``(B, L)`` (None: no padding) -> ``(B, L, C)`` with zeros on padded positions."""
+        if mask is None:
+            return self.pos_ff(self.dec_attn(x, None), None)
         keep = mask.unsqueeze(2).to(x.dtype)
         x = self.dec_attn(x, mask) * keep
         return self.pos_ff(x, mask) * keep
@@ -177,6 +220,12 @@ class FFTransformer(nn.Module):
         mask = lengths_to_mask(lengths, x.shape[1])
         keep = mask.unsqueeze(2).to(x.dtype)
         x = self.drop((x + self.pos_emb(x.shape[1]).to(x.dtype)) * keep)
+        layer_mask = padding_mask(mask)
         for layer in self.layers:
-            x = layer(x, mask)
+            x = layer(x, layer_mask)
         return x, mask
+
+
+def padding_mask(mask: torch.Tensor) -> torch.Tensor | None:
+    """``mask`` if some position is padding, else None (the layers then skip their masking)."""
+    return None if bool(mask.all()) else mask
