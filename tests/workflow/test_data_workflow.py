@@ -267,7 +267,8 @@ def test_benchmark_and_report_contracts(demo_run):
     for page in ("losses.png", "pitch.png", "alignment.png", "benchmark.html"):
         assert (experiment / "report" / page).stat().st_size > 0
     listening = report["quality"]["intelligibility"]
-    assert len(listening["utterance_ids"]) == 2 and [row["name"] for row in listening["rows"]][-2:] == ["tts", "tts_bf16"]
+    assert len(listening["utterance_ids"]) == 2
+    assert [row["name"] for row in listening["rows"]][-2:] == ["tts", "tts_bf16"]
     assert "### Intelligibility" in markdown
     pages = {group: sorted((experiment / "report/audio" / group).glob("*.html"))
              for group in ("held-out", "vocoders", "from-text")}
