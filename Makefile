@@ -1,6 +1,8 @@
 # Two commands do everything (each creates .venv first if it is missing or stale):
 #   make demo   run the whole workflow on the embedded demo corpus (CPU, no download)
 #   make test   run the test suite
+#   make test-browser   open the demo's HTML report in headless Chromium (installs Debian's chromium
+#                       with apt-get and the browser extra when missing; minutes)
 # On a CUDA machine, the same commands install PyPI's CUDA build of torch (see README.md).
 
 SHELL := /bin/bash
@@ -19,7 +21,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup demo test lint schema mlflow-ui clean-demo
+.PHONY: setup demo test test-browser lint schema mlflow-ui clean-demo
 
 setup: $(STAMP)
 
@@ -36,6 +38,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-browser: $(STAMP)
+	tools/install-chromium
+	$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,browser]'
+	$(BIN)/pytest -m browser tests/browser $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

@@ -349,7 +349,7 @@ class Pipeline:
             targets.append(self.paths.fastpitch_metrics)
         if self.config.hifigan.checkpoint is None:
             targets.append(self.paths.hifigan_metrics)
-        targets.append(self.paths.report_page("audio.html"))
+        targets.append(self.paths.report_page("audio"))
         return targets
 
     # pretrained shortcut: a checkpoint path in the config stands in for the training rule's output,

@@ -189,7 +189,7 @@ def test_pretrained_checkpoints_replace_the_training_outputs(demo):
     assert pipeline.hifigan_model() == pipeline.hifigan_init()["init"] == "pretrained/hifigan.pt"
     targets = pipeline.all_targets()
     assert pipeline.paths.fastpitch_metrics not in targets and pipeline.paths.hifigan_metrics not in targets
-    assert pipeline.paths.report_page("audio.html") in targets
+    assert pipeline.paths.report_page("audio") in targets
     assert set(pipeline.training_metrics()) == {"train_aligner", "finetune_hifigan"}
 
 

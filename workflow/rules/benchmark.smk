@@ -67,8 +67,15 @@ rule report_pages:
         pitch=report(paths.report_page("pitch.png"), caption="../report/pitch.rst", category="Features"),
         alignment=report(paths.report_page("alignment.png"), caption="../report/alignment.rst", category="Features"),
         benchmark=report(paths.report_page("benchmark.html"), caption="../report/benchmark.rst", category="Benchmark"),
-        audio=report(paths.report_page("audio.html"), caption="../report/audio.rst", category="Audio"),
-        listening=report(paths.report_page("listening.html"), caption="../report/listening.rst", category="Audio"),
+        # One report item per clip page (a browser shows an embedded item only under about 1.5 MB).
+        audio=report(
+            directory(paths.report_page("audio")),
+            patterns=["{group}/{clip}.html"],
+            caption="../report/audio.rst",
+            category="Audio",
+            subcategory="{group}",
+            labels={"clip": "{clip}"},
+        ),
     params:
         code=pipeline.code("report_pages"),
         features_dir=pipeline.input_folder("features"),

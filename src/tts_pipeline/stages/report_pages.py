@@ -7,14 +7,15 @@ Reads what earlier stages wrote and writes into ``--out-dir`` (each file atomica
 - ``pitch.png``, ``alignment.png``: copies of the first mel-with-f0 and attention figures of the
   features and durations stages (``--features-dir``/plots);
 - ``benchmark.html``: ``--benchmark-md`` as HTML tables;
-- ``listening.html``: from ``--benchmark-json``'s intelligibility section, for a few held-out sentences
-  the spectrograms of the recording, Griffin-Lim, copy synthesis and full TTS side by side, each
-  playable beside the recording, and what the recogniser's figures say in words;
-- ``audio.html``: the synthesised phrases (``--inference-manifest``), and for the first
-  ``--n-clips`` validation utterances the recording beside both vocoders on the teacher-forced FastPitch
-  mel (base vs fine-tuned: what fine-tuning changes, by ear).
+- ``audio/<group>/<clip>.html``: one page per clip, its spectrograms side by side and each version
+  playable (see :mod:`tts_pipeline.report_clips`): ``held-out/`` for the benchmark's listening examples
+  (``--benchmark-json``: the recording, Griffin-Lim on its mel, copy synthesis, FastPitch + HiFi-GAN from
+  the text), ``vocoders/`` for the first ``--n-clips`` validation utterances (the recording, the base and
+  the fine-tuned vocoder on the teacher-forced FastPitch mel: what fine-tuning changes, by ear), and
+  ``from-text/`` for the synthesised phrases (``--inference-manifest``; free text, so no recording).
 
-``snakemake --report`` embeds them (captions in ``workflow/report/``); the report is one HTML file.
+``snakemake --report`` embeds them (captions in ``workflow/report/``); the report is one HTML file,
+and every page stays small enough for a browser to show inside it.
 """
 
 from __future__ import annotations
@@ -22,18 +23,32 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tts_pipeline.config import AudioConfig
+    from tts_pipeline.report_clips import ClipPage
 
 log = logging.getLogger(__name__)
 
 STAGE = "report_pages"
-LISTENING_INTRO = (
-    "Held-out sentences (never trained on), each as the recording, Griffin-Lim on its ground-truth mel "
-    "(what the mel carries), the fine-tuned HiFi-GAN on that mel (copy synthesis) and FastPitch + HiFi-GAN "
-    "from the text. Speech shows formants, harmonics that follow the pitch, and silences between phrases; "
-    "a buzz shows flat horizontal lines. The benchmark page has the recogniser's figures for every row."
+HELD_OUT_NOTE = (
+    "A held-out sentence (never trained on): the recording, Griffin-Lim on its ground-truth mel (what the "
+    "mel carries), the fine-tuned HiFi-GAN on that mel (copy synthesis) and FastPitch + HiFi-GAN from the "
+    "text. Speech shows formants, harmonics that follow the pitch, and silences between phrases; a buzz "
+    "shows flat horizontal lines. The benchmark page has the recogniser's figures."
 )
-NO_LISTENING = "The benchmark ran without its intelligibility section (benchmark.intelligibility_clips: 0)."
+VOCODER_NOTE = (
+    "A validation utterance: the recording, then the base and the fine-tuned HiFi-GAN on the same "
+    "teacher-forced FastPitch mel (what fine-tuning changes, by ear)."
+)
+#: The label of the ground truth, first on every page that has one.
+GROUND_TRUTH = "recording (ground truth)"
+FROM_TEXT_NOTE = "FastPitch + fine-tuned HiFi-GAN from free text: no recording of this sentence exists."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,9 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from tts_pipeline.files import copy_file, read_jsonl, write_text
+    from tts_pipeline.files import copy_file, write_text
     from tts_pipeline.plots import loss_curves, save_figure
-    from tts_pipeline.report_pages import LOSS_KEYS, AudioEntry, audio_page, listening_page, markdown_page
+    from tts_pipeline.report_clips import write_clip_pages
+    from tts_pipeline.report_pages import LOSS_KEYS, markdown_page
 
     out = args.out_dir
     histories = {}
@@ -72,46 +88,97 @@ def run(args: argparse.Namespace) -> None:
         copy_file(found[0], out / f"{name}.png")
 
     write_text(out / "benchmark.html", markdown_page("Benchmark", args.benchmark_md.read_text(encoding="utf-8")))
+
+    vocoders = _load_vocoders(args)
+    audio_cfg = vocoders["fine-tuned HiFi-GAN"][1].audio
     intelligibility = json.loads(args.benchmark_json.read_text(encoding="utf-8"))["quality"].get("intelligibility")
-    intro = LISTENING_INTRO if intelligibility else NO_LISTENING
-    write_text(out / "listening.html", listening_page("Listening test", intelligibility or {}, intro))
-
-    inference_dir = args.inference_manifest.parent
-    synthesized = [
-        AudioEntry(record["name"], inference_dir / record["wav"], record.get("text", ""))
-        for record in read_jsonl(args.inference_manifest)
+    clips = [
+        *_held_out_clips(intelligibility or {}, audio_cfg),
+        *_vocoder_clips(args, vocoders),
+        *_from_text_clips(args.inference_manifest, audio_cfg),
     ]
-    comparison = _vocoder_comparison(args, out / "clips")
-    groups = {"Synthesised from text (FastPitch + fine-tuned HiFi-GAN)": synthesized, **comparison}
-    write_text(out / "audio.html", audio_page("Audio samples", groups))
-    log.info("report pages in %s: %d synthesised clips, %d compared", out, len(synthesized), len(comparison))
+    rate = audio_cfg.sampling_rate
+    pages = write_clip_pages(clips, out / "audio", rate, _mel_function(audio_cfg), audio_cfg.hop_length / rate)
+    for page in pages:
+        log.info("report page %s: %.2f MB (%s)", page.path.relative_to(out), page.size / 1e6, page.codec)
+    largest = max((page.size for page in pages), default=0)
+    log.info("report pages in %s: %d clip pages, the largest %.2f MB", out, len(pages), largest / 1e6)
 
 
-def _vocoder_comparison(args: argparse.Namespace, clip_dir: Path) -> dict[str, list]:
-    """Recording, base vocoder and fine-tuned vocoder on the FastPitch mel of a few val clips."""
+def _mel_function(audio_cfg: AudioConfig) -> Callable[[np.ndarray], np.ndarray]:
+    """Audio ``(N,)`` -> log-mel ``(n_mels, T)`` with the pipeline's mel function."""
     import numpy as np
     import torch
 
-    from tts_pipeline.data.manifest import read_manifest
-    from tts_pipeline.inference.postprocess import write_wav
+    from tts_pipeline.audio import MelSpectrogram
+
+    module = MelSpectrogram(audio_cfg)
+
+    def mel(audio: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return module(torch.from_numpy(np.ascontiguousarray(audio, dtype=np.float32))).numpy()
+
+    return mel
+
+
+def _load_vocoders(args: argparse.Namespace) -> dict[str, tuple]:
+    """Base and fine-tuned HiFi-GAN generators, each with its model info."""
     from tts_pipeline.models.hifigan.model_file import load_generator
-    from tts_pipeline.report_pages import AudioEntry
 
     fine_tuned = load_generator(args.hifigan_finetuned, remove_weight_norm=True)
     # A foreign base vocoder (hifigan.checkpoint from NVIDIA or jik876) records no audio settings: it
     # was fine-tuned under the ones the fine-tuned model file records.
     base = load_generator(args.hifigan_base, remove_weight_norm=True, audio=fine_tuned[1].audio)
-    vocoders = {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
-    groups: dict[str, list] = {}
+    return {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
+
+
+def _held_out_clips(section: dict, audio_cfg: AudioConfig) -> list[ClipPage]:
+    """The benchmark's listening examples (``report.json``'s ``quality.intelligibility``), one page each."""
+    from tts_pipeline.audio import load_wav
+    from tts_pipeline.report_clips import ClipPage, Version
+
+    labels = {row["name"]: row["description"] for row in section.get("rows", [])} | {"recordings": GROUND_TRUTH}
+    return [
+        ClipPage(
+            "held-out", example["id"], example["text"], HELD_OUT_NOTE,
+            [Version(labels.get(name, name), load_wav(wav, audio_cfg.sampling_rate))
+             for name, wav in example["wavs"].items()],
+        )
+        for example in section.get("examples", [])
+    ]
+
+
+def _vocoder_clips(args: argparse.Namespace, vocoders: dict[str, tuple]) -> list[ClipPage]:
+    """Recording, base vocoder and fine-tuned vocoder on the FastPitch mel of a few val clips."""
+    import numpy as np
+    import torch
+
+    from tts_pipeline.audio import load_wav
+    from tts_pipeline.data.manifest import read_manifest
+    from tts_pipeline.report_clips import ClipPage, Version
+
+    rate = vocoders["fine-tuned HiFi-GAN"][1].audio.sampling_rate
+    clips = []
     for record in read_manifest(args.val_manifest)[: args.n_clips]:
         utterance = record["id"]
         mel = torch.from_numpy(np.load(args.fastpitch_mels_dir / f"{utterance}.npy"))[None]
-        entries = [AudioEntry("recording", Path(record["wav"]), record.get("text", ""))]
-        for label, (generator, info) in vocoders.items():
+        versions = [Version(GROUND_TRUTH, load_wav(record["wav"], rate))]
+        for label, (generator, _) in vocoders.items():
             with torch.inference_mode():
-                audio = generator(mel)[0, 0].numpy()
-            path = clip_dir / f"{utterance}_{label.split()[0].replace('-', '_')}.wav"
-            write_wav(path, audio, info.audio.sampling_rate)
-            entries.append(AudioEntry(f"{label} on the FastPitch mel", path))
-        groups[f"Vocoders on {utterance}'s teacher-forced FastPitch mel"] = entries
-    return groups
+                versions.append(Version(f"{label} on the FastPitch mel", generator(mel)[0, 0].numpy()))
+        clips.append(ClipPage("vocoders", utterance, record.get("text", ""), VOCODER_NOTE, versions))
+    return clips
+
+
+def _from_text_clips(manifest: Path, audio_cfg: AudioConfig) -> list[ClipPage]:
+    """The synthesised phrases (``R/inference/manifest.jsonl``), one page each."""
+    from tts_pipeline.audio import load_wav
+    from tts_pipeline.files import read_jsonl
+    from tts_pipeline.report_clips import ClipPage, Version
+
+    label, rate = "FastPitch + fine-tuned HiFi-GAN", audio_cfg.sampling_rate
+    return [
+        ClipPage("from-text", record["name"], record.get("text", ""), FROM_TEXT_NOTE,
+                 [Version(label, load_wav(manifest.parent / record["wav"], rate))])
+        for record in read_jsonl(manifest)
+    ]
