@@ -3,12 +3,15 @@
 :class:`Synthesizer` holds both models in eval mode on one device (HiFi-GAN with its weight norm
 folded), checks that they were trained on the same audio settings, and runs NVIDIA's procedure:
 
-1. encode each text as the FastPitch model was trained (:mod:`tts_pipeline.inference.text`);
+1. encode each text as the FastPitch model was trained (:mod:`tts_pipeline.inference.text`); a text
+   longer than ``max_piece_symbols`` is split at sentence ends, then commas, then spaces
+   (:mod:`tts_pipeline.inference.chunking`), and one over ``max_phrase_symbols`` is refused;
 2. sort by token count, longest first, and cut into batches of ``batch_size`` (zero-padded);
 3. FastPitch ``infer`` with the pace and pitch transform -> mels and their lengths;
 4. HiFi-GAN on each mel, then the optional bias-spectrum denoiser;
-5. crop each waveform to ``mel_length x hop``, fade out its last ``fade_out_frames`` frames, and
-   (only if asked) scale it to a peak of 1.
+5. crop each waveform to ``mel_length x hop``, fade out its last ``fade_out_frames`` frames, join the
+   pieces of one text in order with ``pause_seconds`` of silence (in the audio and, at the log floor,
+   in the mel), and (only if asked) scale it to a peak of 1.
 
 Steps 3 and 4 are timed per batch with device synchronisation
 (:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
@@ -34,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -45,6 +48,13 @@ from tts_pipeline.audio import LOG_FLOOR
 from tts_pipeline.config import AudioConfig, TextConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
+from tts_pipeline.inference.chunking import (
+    MAX_PHRASE_SYMBOLS,
+    MAX_PIECE_SYMBOLS,
+    PIECE_PAUSE_SECONDS,
+    check_phrase_length,
+    split_text,
+)
 from tts_pipeline.inference.denoiser import Denoiser
 from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
@@ -83,6 +93,9 @@ class SynthesisOptions:
         fade_out_frames: Frames of linear fade-out at the end of each utterance.
         normalize_peak: Scale each utterance to a peak of 1.
         vocoder_batching: ``"exact"`` (one vocoder call per utterance) or ``"padded"`` (one per batch).
+        max_piece_symbols: Longer texts are split into pieces of at most this many symbols.
+        max_phrase_symbols: Longer texts are refused (UserError) before any model runs.
+        pause_seconds: Silence between the pieces of one text.
     """
 
     batch_size: int = 8
@@ -92,6 +105,9 @@ class SynthesisOptions:
     fade_out_frames: int = 10
     normalize_peak: bool = False
     vocoder_batching: VocoderBatching = "exact"
+    max_piece_symbols: int = MAX_PIECE_SYMBOLS
+    max_phrase_symbols: int = MAX_PHRASE_SYMBOLS
+    pause_seconds: float = PIECE_PAUSE_SECONDS
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -102,6 +118,10 @@ class SynthesisOptions:
             raise ValueError("denoising_strength and fade_out_frames: expected >= 0")
         if self.vocoder_batching not in ("exact", "padded"):
             raise ValueError(f"vocoder_batching: expected 'exact' or 'padded', got {self.vocoder_batching!r}")
+        if not 1 <= self.max_piece_symbols <= self.max_phrase_symbols:
+            raise ValueError("max_piece_symbols, max_phrase_symbols: expected 1 <= piece <= phrase")
+        if self.pause_seconds < 0:
+            raise ValueError(f"pause_seconds: expected >= 0, got {self.pause_seconds}")
 
     @classmethod
     def from_config(cls, cfg: InferenceConfig, vocoder_batching: VocoderBatching = "exact") -> SynthesisOptions:
@@ -124,16 +144,20 @@ class SynthesisOptions:
 class Utterance:
     """One synthesised utterance.
 
+    A text synthesised in pieces is one utterance: its pieces' audio and mels joined in order with
+    silent pause frames (log-floor mel frames, zero audio), so ``len(audio) == n_frames * hop`` holds.
+
     Attributes:
         index: Its position in the input list.
         audio: float32 ``(n_frames * hop,)`` waveform, post-processed.
-        mel: float32 ``(n_mels, n_frames)`` the vocoder's input.
-        n_frames: Mel frames.
+        mel: float32 ``(n_mels, n_frames)`` the vocoder's input (pauses included).
+        n_frames: Mel frames (pauses included).
         n_tokens: Symbols FastPitch read (None when a ground-truth mel was vocoded).
-        batch: Index of the batch it was synthesised in.
+        batch: Index of the batch it was synthesised in (of its first piece).
         batch_size: Utterances in that batch.
         fastpitch_ms: FastPitch time of the whole batch (None for ground-truth mels).
         hifigan_ms: Vocoder (and denoiser) time of the whole batch.
+        n_pieces: Pieces the text was split into (1 = spoken whole).
     """
 
     index: int
@@ -145,6 +169,7 @@ class Utterance:
     batch_size: int
     fastpitch_ms: float | None
     hifigan_ms: float
+    n_pieces: int = 1
 
 
 class BatchOutput(NamedTuple):
@@ -302,18 +327,54 @@ class Synthesizer:
             raise UserError("this synthesizer has no FastPitch model: it can only vocode mels")
         return self.text_encoder.encode(text)
 
+    def encode_pieces(self, text: str) -> list[list[int]]:
+        """Raw text -> the symbol ids of its pieces, in order (one piece when it is short enough).
+
+        Raises UserError for text the model cannot read, or longer than ``max_phrase_symbols`` (the
+        message quotes its start and names the limit); callers add the phrase's name or file:line.
+        """
+        whole = self.encode(text)
+        check_phrase_length(text, len(whole), self.options.max_phrase_symbols)
+        if len(whole) <= self.options.max_piece_symbols:
+            return [whole]
+        assert self.text_encoder is not None
+        encode_cleaned = self.text_encoder.encode_cleaned
+        pieces = split_text(
+            self.text_encoder.clean(text), self.options.max_piece_symbols, lambda piece: len(encode_cleaned(piece))
+        )
+        return [encode_cleaned(piece) for piece in pieces]
+
     def synthesize(self, texts: Sequence[str]) -> list[Utterance]:
-        """Synthesise each text; the result is in input order. See :meth:`synthesize_tokens`."""
-        sequences = []
+        """Synthesise each text (long ones in pieces); one utterance per text, in input order.
+
+        Every text is encoded (and checked against the length limit) before any model runs."""
+        pieces = []
         for number, text in enumerate(texts, start=1):
             try:
-                sequences.append(self.encode(text))
+                pieces.append(self.encode_pieces(text))
             except UserError as error:
                 raise UserError(f"text {number}: {error}") from None
-        return self.synthesize_tokens(sequences)
+        return self.synthesize_pieces(pieces)
+
+    def synthesize_pieces(self, texts: Sequence[Sequence[Sequence[int]]]) -> list[Utterance]:
+        """Synthesise encoded texts given as pieces (:meth:`encode_pieces`): all pieces share the
+        length-sorted batches, then each text's pieces are joined in order with ``pause_seconds`` of
+        silence into one utterance. The result is in input order."""
+        if any(len(pieces) == 0 for pieces in texts):
+            raise ValueError("synthesize_pieces: every text needs at least one piece")
+        flat = [piece for pieces in texts for piece in pieces]
+        spoken = self._synthesize_sequences(flat, normalize=False)
+        results, start = [], 0
+        for index, pieces in enumerate(texts):
+            results.append(self._join(index, spoken[start : start + len(pieces)]))
+            start += len(pieces)
+        return results
 
     def synthesize_tokens(self, sequences: Sequence[Sequence[int]]) -> list[Utterance]:
-        """Synthesise encoded texts in length-sorted batches; the result is in input order."""
+        """Synthesise encoded texts in length-sorted batches, each whole; the result is in input order."""
+        return self._synthesize_sequences(sequences, normalize=self.options.normalize_peak)
+
+    def _synthesize_sequences(self, sequences: Sequence[Sequence[int]], normalize: bool) -> list[Utterance]:
         if self.fastpitch is None:
             raise UserError("this synthesizer has no FastPitch model: it can only vocode mels")
         if any(len(sequence) == 0 for sequence in sequences):
@@ -325,9 +386,40 @@ class Synthesizer:
             times = self.timer.take()
             for row, index in enumerate(indices):
                 results[index] = self._finish(
-                    index, output, row, batch_index, len(sequences[index]), times.get(FASTPITCH), times[HIFIGAN]
+                    index,
+                    output,
+                    row,
+                    batch_index,
+                    len(sequences[index]),
+                    times.get(FASTPITCH),
+                    times[HIFIGAN],
+                    normalize=normalize,
                 )
         return [utterance for utterance in results if utterance is not None]
+
+    def _join(self, index: int, pieces: Sequence[Utterance]) -> Utterance:
+        """The pieces of text ``index`` as one utterance: audio and ``(n_mels, T)`` mels concatenated
+        with ``pause_seconds`` of silence between them (zero samples; log-floor mel frames)."""
+        first = pieces[0]
+        if len(pieces) > 1:
+            hop = self.audio.hop_length
+            pause = round(self.options.pause_seconds * self.audio.sampling_rate / hop)
+            silent_mel = np.full((first.mel.shape[0], pause), LOG_FLOOR_VALUE, dtype=np.float32)
+            silent_audio = np.zeros(pause * hop, dtype=np.float32)
+            mels, audio = [first.mel], [first.audio]
+            for piece in pieces[1:]:
+                mels += [silent_mel, piece.mel]
+                audio += [silent_audio, piece.audio]
+            first = replace(
+                first,
+                audio=np.concatenate(audio),
+                mel=np.concatenate(mels, axis=1),
+                n_frames=sum(piece.n_frames for piece in pieces) + pause * (len(pieces) - 1),
+                n_tokens=sum(piece.n_tokens or 0 for piece in pieces),
+                n_pieces=len(pieces),
+            )
+        audio = normalize_peak(first.audio) if self.options.normalize_peak else first.audio
+        return replace(first, index=index, audio=audio)
 
     def run_batch(self, tokens: torch.Tensor, token_lengths: torch.Tensor) -> BatchOutput:
         """FastPitch then the vocoder on one padded batch, timed as ``"fastpitch"`` and ``"hifigan"``
@@ -411,14 +503,16 @@ class Synthesizer:
         n_tokens: int | None,
         fastpitch_s: float | None,
         hifigan_s: float,
+        normalize: bool | None = None,
     ) -> Utterance:
-        """Post-process row ``row`` of a batch into an :class:`Utterance` (on the CPU)."""
+        """Post-process row ``row`` of a batch into an :class:`Utterance` (on the CPU); ``normalize``
+        (default: the option) scales it to a peak of 1."""
         n_frames = int(output.mel_lengths[row])
         audio = output.audio[row].detach().cpu().numpy().astype(np.float32)
         if n_frames == 0:
             log.warning("utterance %d: the model predicted no frames at all; its audio is empty", index + 1)
         audio = fade_out(audio, self.options.fade_out_frames * self.audio.hop_length)
-        if self.options.normalize_peak:
+        if self.options.normalize_peak if normalize is None else normalize:
             audio = normalize_peak(audio)
         return Utterance(
             index=index,

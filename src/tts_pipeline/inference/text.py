@@ -81,4 +81,8 @@ class TextEncoder:
         cleaned = self.clean(text)
         if not cleaned.strip():
             raise UserError(f"text {text[:60]!r} is empty after the {self.cleaners} cleaners")
+        return self.encode_cleaned(cleaned)
+
+    def encode_cleaned(self, cleaned: str) -> list[int]:
+        """Already cleaned text (:meth:`clean`) -> symbol ids; for pieces of a cleaned text."""
         return encode(cleaned, self.symbols, self.symbol_set)

@@ -3,7 +3,9 @@
 ``--phrases`` is a ``name|text`` file (or NVIDIA's ``.tsv`` with ``output`` and ``text`` columns; see
 ``tts_pipeline.inference.phrases``). Each text is encoded as the FastPitch model was trained, the texts
 are sorted by length and synthesised ``inference.batch_size`` at a time (pace and pitch transforms of
-the ``inference`` section), vocoded, denoised (``inference.denoising_strength``), cropped to
+the ``inference`` section; a text longer than about 200 symbols is split at sentence ends, then
+commas, then spaces, and its pieces joined with a short pause; one over the phrase limit is refused,
+naming its line), vocoded, denoised (``inference.denoising_strength``), cropped to
 ``frames x hop`` and faded out over the last ``inference.fade_out_frames`` frames. With ``--mels`` a
 folder of ground-truth ``<id>.npy`` mels ``(n_mels, T)`` is vocoded instead (vocoder-only; no FastPitch).
 
@@ -105,21 +107,22 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _synthesize_phrases(synth: Synthesizer, path: Path, out_dir: Path, n_manifest: int) -> list[dict[str, Any]]:
-    """Encode every phrase (errors name the file and line), synthesise, write the WAVs; manifest records.
+    """Encode every phrase (errors name the file and line; long ones in pieces, over-long ones refused
+    before any model runs), synthesise, write the WAVs; manifest records.
 
     A pipeline manifest (``.jsonl``) as phrase file gives its first ``n_manifest`` utterances."""
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import read_phrases
 
     phrases = read_phrases(path, limit=n_manifest if path.suffix.lower() == ".jsonl" else None)
-    sequences = []
+    pieces = []
     for phrase in phrases:
         try:
-            sequences.append(synth.encode(phrase.text))
+            pieces.append(synth.encode_pieces(phrase.text))
         except UserError as error:
             raise UserError(f"{path}:{phrase.line}: phrase {phrase.name!r}: {error}") from None
     synth.warm_up()
-    utterances = synth.synthesize_tokens(sequences)
+    utterances = synth.synthesize_pieces(pieces)
     return [
         _write(synth, out_dir, phrase.name, utterance.audio, {"text": phrase.text, **_fields(utterance)})
         for phrase, utterance in zip(phrases, utterances, strict=True)
