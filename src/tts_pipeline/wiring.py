@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tts_pipeline import stage_table
-from tts_pipeline.config import PipelineConfig, parse_config
+from tts_pipeline.config import PipelineConfig, check_folders, parse_config
 from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.stages.common import LOG_EVERY_ENV
 
@@ -300,6 +300,7 @@ class Pipeline:
         self, raw_config: dict[str, Any], source: str = "snakemake config", repository: str | Path | None = None
     ) -> None:
         self.config = parse_config(raw_config, source=source)
+        check_folders(self.config, source=source)
         self.paths = Paths(self.config)
         self.repository = Path(repository) if repository is not None else None
 

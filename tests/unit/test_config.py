@@ -131,3 +131,42 @@ def test_schema_rejects_what_the_model_rejects(demo):
     demo["data"]["surprise"] = True
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(demo, schema)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("hifigan", "epochs", True),
+        ("hifigan", "epochs", "10"),
+        ("hifigan", "epochs", 1.5),
+        ("inference", "normalize_peak", "yes"),
+        ("inference", "pace", "1.0"),
+    ],
+)
+def test_model_and_schema_refuse_the_same_loose_values(demo, section, key, value):
+    import jsonschema
+
+    schema = yaml.safe_load(render())
+    demo[section][key] = value
+    assert f"{section}.{key}" in _error(demo)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(demo, schema)
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "demo.yaml"])
+def test_shipped_configs_pass_model_and_schema(name):
+    import jsonschema
+
+    raw = yaml.safe_load((REPO / "config" / name).read_text())
+    parse_config(raw)
+    jsonschema.validate(raw, yaml.safe_load(render()))
+
+
+def test_what_yaml_writes_for_floats_and_pairs_is_kept(demo):
+    demo["hifigan"]["learning_rate"] = 1
+    demo["hifigan"]["adam_betas"] = [0.8, 0.99]
+    demo["corpus"]["demo"]["rate_wpm"] = [150, 185]
+    config = parse_config(demo)
+    assert config.hifigan.learning_rate == 1.0
+    assert config.hifigan.adam_betas == (0.8, 0.99)
+    assert config.corpus.demo.rate_wpm == (150, 185)

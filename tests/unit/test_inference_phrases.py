@@ -55,6 +55,9 @@ def test_tsv_file_reads_output_and_text_columns_in_any_order(tmp_path):
         ("p.txt", "two words|Text.\n", r"p\.txt:1: name 'two words' is not safe"),
         ("p.txt", "a|One.\n# x\nA|Two.\n", r"p\.txt:3: name 'A' is already used on line 1"),
         ("p.txt", "a|   \n", r"p\.txt:1: phrase 'a' has no text"),
+        ("p.txt", "a|Fine.\nb|...\n", r"p\.txt:2: phrase 'b' has no letter or digit to speak, only '\.\.\.'"),
+        ("p.txt", "a|?!\n", r"p\.txt:1: phrase 'a' has no letter or digit"),
+        ("p.tsv", "output\ttext\nx\t\u2026 \u2014\n", r"p\.tsv:2: phrase 'x' has no letter or digit"),
         ("p.txt", "# only a comment\n\n", r"p\.txt: no phrases"),
         ("p.tsv", "output\tsentence\nx\tText.\n", r"p\.tsv:1: the header must name the columns"),
         ("p.tsv", "output\ttext\nx\tText.\textra\n", r"p\.tsv:2: expected 2 tab-separated fields"),
@@ -63,6 +66,11 @@ def test_tsv_file_reads_output_and_text_columns_in_any_order(tmp_path):
 def test_bad_phrase_files_are_reported_with_file_and_line(tmp_path, name, content, message):
     with pytest.raises(UserError, match=message):
         read_phrases(write(tmp_path, name, content))
+
+
+def test_short_texts_with_a_letter_or_digit_are_kept(tmp_path):
+    phrases = read_phrases(write(tmp_path, "p.txt", "a|Oh?!\nb|42.\nc|\u00c9t\u00e9...\n"))
+    assert [p.text for p in phrases] == ["Oh?!", "42.", "\u00c9t\u00e9..."]
 
 
 def test_missing_and_non_utf8_files_are_reported(tmp_path):

@@ -367,3 +367,31 @@ def test_real_text_front_end(tmp_path: Path) -> None:
     assert set(records) == {"a", "b", "c"}, result.validation["rejections"]
     assert records["a"]["text"].startswith("mister smith paid five dollars")
     assert records["b"]["text"].startswith("hello there")
+
+
+def test_a_wav_linked_to_a_file_outside_the_corpus_is_rejected(tmp_path: Path) -> None:
+    lines, wavs = good_utterances(4)
+    root = make_corpus(tmp_path / "corpus", lines, wavs)
+    elsewhere = tmp_path / "elsewhere.wav"
+    sf.write(elsewhere, tone(), RATE, subtype="PCM_16")
+    (root / "wavs" / "good1.wav").unlink()
+    (root / "wavs" / "good1.wav").symlink_to(elsewhere)
+    (root / "kept.wav").write_bytes((root / "wavs" / "good2.wav").read_bytes())
+    (root / "wavs" / "good2.wav").unlink()
+    (root / "wavs" / "good2.wav").symlink_to(root / "kept.wav")  # inside the corpus: fine
+    result = build(root)
+    rejections = result.validation["rejections"]
+    assert [(r["id"], r["reason"]) for r in rejections] == [("good1", "outside_corpus")], rejections
+    assert "elsewhere.wav" in rejections[0]["detail"]
+    assert all_ids(result) == {"good0", "good2", "good3"}
+
+
+def test_a_linked_wavs_folder_is_accepted(tmp_path: Path) -> None:
+    lines, wavs = good_utterances(4)
+    store = make_corpus(tmp_path / "store", lines, wavs)
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "metadata.csv").write_bytes((store / "metadata.csv").read_bytes())
+    (root / "wavs").symlink_to(store / "wavs")
+    result = build(root)
+    assert result.validation["rejections"] == []

@@ -20,9 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import yaml
 
-    from tts_pipeline.config import load_config
+    from tts_pipeline.config import check_folders, load_config
 
     config = load_config(args.config)
+    check_folders(config, source=str(args.config))
     if args.section:
         from tts_pipeline.errors import UserError
         from tts_pipeline.stage_table import BY_RULE

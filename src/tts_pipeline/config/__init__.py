@@ -7,7 +7,8 @@ Snakemake rule receives only the config it reads (``tts_pipeline.wiring.stage_pa
 table), so a change reruns exactly the stages that depend on it.
 
 Modules: ``base`` (strict model, error), ``data_sections``, ``model_sections``, ``run_sections`` (the
-sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and how it is read).
+sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and how it is read),
+``folders`` (its folders, checked on disk before any job).
 """
 
 from tts_pipeline.config.base import ConfigError, StrictModel
@@ -21,6 +22,7 @@ from tts_pipeline.config.data_sections import (
     SplitConfig,
     TextConfig,
 )
+from tts_pipeline.config.folders import check_folders
 from tts_pipeline.config.model_sections import (
     FASTPITCH_MODEL_FIELDS,
     AlignerConfig,
@@ -58,6 +60,7 @@ __all__ = [
     "StrictModel",
     "TextConfig",
     "TrackingConfig",
+    "check_folders",
     "config_hash",
     "json_schema",
     "load_config",

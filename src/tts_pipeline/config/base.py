@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from tts_pipeline.errors import UserError
 
@@ -12,9 +14,25 @@ class ConfigError(UserError, ValueError):
 
 
 class StrictModel(BaseModel):
-    """Base for every section: unknown keys are errors, values are immutable once loaded."""
+    """Base for every section: unknown keys are errors, values are immutable once loaded.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Types are strict, as in the JSON schema Snakemake checks: ``true`` is not an int, ``"10"`` is not
+    a number, ``"yes"`` is not a bool. An int is still a float (YAML writes ``1`` for ``1.0``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _list_as_tuple(value: Any) -> Any:
+    """YAML and JSON have no tuples: a list of the right length fills a tuple field."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+IntPair = Annotated[tuple[int, int], BeforeValidator(_list_as_tuple)]
+"""Two ints, written ``[a, b]`` in the config."""
+
+FloatPair = Annotated[tuple[float, float], BeforeValidator(_list_as_tuple)]
+"""Two floats, written ``[a, b]`` in the config."""
 
 
 # A folder name of letters, digits, "_", "-" and ".", with at least one character that is not a dot:

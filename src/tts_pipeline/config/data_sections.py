@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tts_pipeline.config.base import FOLDER_NAME_PATTERN, StrictModel
+from tts_pipeline.config.base import FOLDER_NAME_PATTERN, IntPair, StrictModel
 
 # --------------------------------------------------------------------------------------------------
 # corpus
@@ -19,13 +19,13 @@ class DemoCorpusConfig(StrictModel):
     n_utterances: int = Field(240, ge=1, le=100_000, description="Number of clips to synthesise.")
     seed: int = Field(1234, description="Seed of the per-utterance voice variation; same seed, same bytes.")
     voice: str = Field("en-us", min_length=1, description="eSpeak NG voice name.")
-    rate_wpm: tuple[int, int] = Field(
+    rate_wpm: IntPair = Field(
         (150, 185), description="Speaking rate range in words per minute, drawn uniformly per utterance."
     )
-    pitch: tuple[int, int] = Field(
+    pitch: IntPair = Field(
         (35, 65), description="Base pitch range on eSpeak's 0-100 scale, drawn per utterance."
     )
-    pitch_range: tuple[int, int] = Field(
+    pitch_range: IntPair = Field(
         (40, 90), description="Intonation range on eSpeak's 0-100 scale (0 = monotone), drawn per utterance."
     )
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tts_pipeline.config.base import StrictModel
+from tts_pipeline.config.base import FloatPair, StrictModel
 
 
 class AlignerConfig(StrictModel):
@@ -85,7 +85,7 @@ class HiFiGANConfig(StrictModel):
         "(all steps); 0 = NVIDIA's objective (adversarial + feature matching + 45 x mel L1).",
     )
     learning_rate: float = Field(3e-4, gt=0)
-    adam_betas: tuple[float, float] = (0.8, 0.99)
+    adam_betas: FloatPair = (0.8, 0.99)
     weight_decay: float = Field(0.01, ge=0, description="AdamW's default, which the recipe keeps.")
     lr_decay: float = Field(0.9998, gt=0, le=1, description="ExponentialLR gamma, stepped once per epoch.")
     global_batch_size: int = Field(128, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
@@ -215,7 +215,7 @@ class FastPitchConfig(StrictModel):
     # schedule (reference 3.7)
     optimizer: Literal["lamb", "adam"] = Field("lamb", description="'lamb': NVIDIA's (Fused)LAMB; 'adam': Adam.")
     learning_rate: float = Field(0.1, gt=0, description="Base rate, multiplied by the Noam schedule.")
-    betas: tuple[float, float] = (0.9, 0.98)
+    betas: FloatPair = (0.9, 0.98)
     eps: float = Field(1e-9, gt=0)
     weight_decay: float = Field(1e-6, ge=0)
     warmup_steps: int = Field(1000, ge=0, description="Noam warm-up: the rate peaks at learning_rate / sqrt(warmup).")

@@ -65,6 +65,19 @@ class AudioInfo:
         return self.n_samples / self.sample_rate
 
 
+def outside_corpus(utterance_id: str, path: Path, corpus_dir: Path) -> Problem | None:
+    """A problem when ``path`` is a link to a file outside the corpus folder, else None.
+
+    Such a file can change or vanish without the corpus changing. A ``wavs/`` folder that is itself a
+    link (the clips kept on another disk) is fine: its files are inside it.
+    """
+    target = path.resolve()
+    if any(target.is_relative_to(home) for home in (corpus_dir.resolve(), path.parent.resolve())):
+        return None
+    detail = f"a link to '{target}', outside the corpus folder '{corpus_dir}'; copy the file into the corpus"
+    return Problem(utterance_id, str(path), Reason.OUTSIDE_CORPUS, detail)
+
+
 def check_audio(utterance_id: str, path: Path, rules: AudioRules) -> tuple[AudioInfo | None, list[Problem]]:
     """Read one clip and check it; resample it if allowed and needed.
 

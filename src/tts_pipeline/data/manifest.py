@@ -29,7 +29,13 @@ from typing import Any
 
 from tts_pipeline import files
 from tts_pipeline.config import DataConfig, TextConfig
-from tts_pipeline.data.audio_checks import AudioInfo, AudioRules, check_all_audio, find_wavs_without_metadata
+from tts_pipeline.data.audio_checks import (
+    AudioInfo,
+    AudioRules,
+    check_all_audio,
+    find_wavs_without_metadata,
+    outside_corpus,
+)
 from tts_pipeline.data.ljspeech_split import TRANSCRIPT_CONTINUATIONS, fix_transcript
 from tts_pipeline.data.metadata import (
     METADATA_NAME,
@@ -104,7 +110,7 @@ def build_manifest(
     ljspeech = data.split.scheme == "ljspeech"
     transcripts, text_problems = _clean_all(metadata, fix_transcript if ljspeech else None, text, front_end)
     rules = AudioRules.from_config(data, sample_rate, Path(resample_dir))
-    audio, audio_problems = _check_wavs(metadata, wav_dir, rules, workers)
+    audio, audio_problems = _check_wavs(metadata, corpus_dir, rules, workers)
     problems = metadata.problems + text_problems + audio_problems
     problems.extend(find_wavs_without_metadata(wav_dir, metadata.claimed_ids))
 
@@ -146,15 +152,19 @@ def _clean_all(
 
 
 def _check_wavs(
-    metadata: Metadata, wav_dir: Path, rules: AudioRules, workers: int
+    metadata: Metadata, corpus_dir: Path, rules: AudioRules, workers: int
 ) -> tuple[dict[str, AudioInfo], list[Problem]]:
     """Check the wav of every id metadata names: ({id: usable clip}, problems)."""
     problems: list[Problem] = []
     to_check: list[tuple[str, Path]] = []
     for utterance_id in sorted(metadata.claimed_ids):
-        path = wav_dir / f"{utterance_id}.wav"
+        path = corpus_dir / WAV_DIR_NAME / f"{utterance_id}.wav"
         if path.is_file():
-            to_check.append((utterance_id, path))
+            outside = outside_corpus(utterance_id, path, corpus_dir)
+            if outside is not None:
+                problems.append(outside)
+            else:
+                to_check.append((utterance_id, path))
         elif utterance_id in metadata.parsed_ids:
             # A bad line's id may be garbage: only a well-formed line promises a wav.
             detail = f"{METADATA_NAME} lists the id but there is no such file"

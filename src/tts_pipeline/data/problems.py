@@ -24,6 +24,7 @@ class Reason(StrEnum):
     UNKNOWN_CHARACTERS = "unknown_characters"  # outside the symbol set after cleaning
     MISSING_WAV = "missing_wav"  # metadata row without wavs/<id>.wav
     WAV_WITHOUT_METADATA = "wav_without_metadata"
+    OUTSIDE_CORPUS = "outside_corpus"  # wavs/<id>.wav is a link to a file outside the corpus folder
     UNREADABLE_AUDIO = "unreadable_audio"
     EMPTY_AUDIO = "empty_audio"
     NON_FINITE_AUDIO = "non_finite_audio"  # NaN or infinite samples (float WAVs can hold them)

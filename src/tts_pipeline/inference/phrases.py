@@ -18,7 +18,8 @@ Three formats, chosen by the file extension:
 
 A name becomes ``<name>.wav``, so it must be unique within the file (ignoring case) and safe as a
 file name: letters, digits, ``_``, ``-`` and ``.``, starting with a letter or digit, at most 100
-characters. Every error names the file and the line.
+characters. A text needs a letter or digit: punctuation alone (``...``, ``?!``) is refused, not spoken
+as a second of noise. Every error names the file and the line.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ def read_phrases(path: str | Path, limit: int | None = None) -> list[Phrase]:
     """Read a phrase file (format by extension, see the module docstring), in file order.
 
     Raises UserError naming the file and line for: a missing or non-UTF-8 file, a line without ``|``,
-    an empty name or text, an unsafe or duplicate name, a ``.tsv`` header without ``output``/``text``,
-    a ``.tsv`` row with the wrong number of fields, or a file with no phrase at all. ``limit`` keeps
-    the first phrases only.
+    an empty name or text, a text without a letter or digit (``...``), an unsafe or duplicate name, a
+    ``.tsv`` header without ``output``/``text``, a ``.tsv`` row with the wrong number of fields, or a
+    file with no phrase at all. ``limit`` keeps the first phrases only.
     """
     path = Path(path)
     try:
@@ -139,6 +140,11 @@ def _phrase(path: Path, number: int, name: str, text: str, mel: str | None = Non
         )
     if not text:
         raise UserError(f"{path}:{number}: phrase {name!r} has no text")
+    if not any(character.isalnum() for character in text):
+        # Nothing to speak: the models would still make about a second of noise from the punctuation.
+        raise UserError(
+            f"{path}:{number}: phrase {name!r} has no letter or digit to speak, only {_shorten(text)!r}"
+        )
     return Phrase(name=name, text=text, line=number, mel=mel)
 
 
