@@ -286,7 +286,7 @@ def test_generator_losses_add_up() -> None:
 
 
 def test_demo_networks_lower_the_mel_loss_on_a_fixed_batch() -> None:
-    from tts_pipeline.benchmark.hifigan_training import OurTraining
+    from tts_pipeline.commands.hifigan_training_sides import OurTraining
     from tts_pipeline.precision import resolve_precision
 
     cfg = HiFiGANConfig(**DEMO, discriminator_channels_scale=DEMO_SCALE, learning_rate=1e-3, seed=0)

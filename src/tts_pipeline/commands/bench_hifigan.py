@@ -6,7 +6,7 @@ steps and then ``--rounds`` rounds of ``--steps`` timed ones on a fixed batch of
 ``segment_size``-sample clips, and prints the median step time and the throughput in mel frames per
 second (``batch * segment_size / hop / step seconds``: real frames, not NVIDIA's ``batch x n_mels``
 count). The step is the trainer's own (:func:`tts_pipeline.training.hifigan.step.train_step`, see
-:mod:`tts_pipeline.benchmark.hifigan_training`), adversarial, in the precision of ``--amp`` (default:
+:mod:`tts_pipeline.commands.hifigan_training_sides`), adversarial, in the precision of ``--amp`` (default:
 the section's ``amp``) resolved as training resolves it. CUDA timings synchronise the device.
 
 Against NVIDIA's code. ``--nvidia-root PATH`` (a DeepLearningExamples checkout, or its
@@ -102,8 +102,8 @@ def check_arguments(args: argparse.Namespace, cfg: HiFiGANConfig, hop: int) -> t
 def run(args: argparse.Namespace) -> None:
     import torch
 
-    from tts_pipeline.benchmark.hifigan_training import NvidiaTraining, OurTraining, fp32_differences
     from tts_pipeline.benchmark.side_by_side import interleaved
+    from tts_pipeline.commands.hifigan_training_sides import NvidiaTraining, OurTraining, fp32_differences
     from tts_pipeline.precision import resolve_precision
 
     config, cfg = hifigan_config(args)
