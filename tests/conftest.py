@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,3 +23,12 @@ def outside_the_workflow(monkeypatch):
 
     for name in [key for key in os.environ if key.startswith("TTS_")]:
         monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def one_thread():
+    """One torch thread for the test (bit-exact comparisons), the process's count restored after."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

@@ -9,6 +9,7 @@ import torch
 from torch.nn.utils import parametrize
 
 from tts_pipeline.config import AudioConfig, FastPitchConfig, HiFiGANConfig
+from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
 from tts_pipeline.models.fastpitch.model_file import save_fastpitch
@@ -96,3 +97,17 @@ def save_hifigan_file(path: Path, *, audio: AudioConfig = AUDIO, seed: int = 0) 
     """A HiFi-GAN model file as ``train_hifigan`` writes it (weight norm kept)."""
     save_generator(path, tiny_generator(seed), audio, step=3, epoch=1, learning_rate=3e-4, fine_tuned_from=None)
     return path
+
+
+def tiny_models() -> tuple[FastPitch, Generator]:
+    """A tiny FastPitch and a tiny generator with weight norm folded, as inference runs them."""
+    generator = tiny_generator()
+    generator.remove_weight_norm()
+    return tiny_fastpitch(), generator
+
+
+def tiny_synthesizer_of(models: tuple[FastPitch, Generator], **options: object) -> Synthesizer:
+    """A CPU synthesizer of ``models`` (character symbols) with these ``SynthesisOptions``."""
+    fastpitch, generator = models
+    encoder = TextEncoder.from_settings(text_settings(), "fastpitch.pt")
+    return Synthesizer(generator, AUDIO, SynthesisOptions(**options), fastpitch=fastpitch, text_encoder=encoder)

@@ -13,13 +13,7 @@ from tts_pipeline.models.fastpitch.transformer import FFTLayer, MultiHeadAttenti
 from ..inference_models import AUDIO, text_settings, tiny_fastpitch, tiny_generator
 from .test_fastpitch_model import make_batch, tiny_model
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_fused_attention_equals_the_explicit_softmax_with_padding_and_an_empty_sequence() -> None:

@@ -46,12 +46,7 @@ TINY = {
 N_SYMBOLS, N_MELS = 20, 12
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def count(module: torch.nn.Module) -> int:

@@ -32,12 +32,7 @@ SECTION = TINY_HIFIGAN.model_dump(mode="json")
 TEXT = TextConfig()
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _save(payload: object, path: Path) -> Path:

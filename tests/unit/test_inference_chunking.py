@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from tts_pipeline.errors import UserError
-from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
+from tts_pipeline.inference import Synthesizer
 from tts_pipeline.inference.chunking import MAX_PHRASE_SYMBOLS, MAX_PIECE_SYMBOLS, split_text
 from tts_pipeline.inference.synthesizer import LOG_FLOOR_VALUE
 
-from ..inference_models import AUDIO, text_settings, tiny_fastpitch, tiny_generator
+from ..inference_models import AUDIO, tiny_models, tiny_synthesizer_of
 
 HOP = AUDIO.hop_length
 PARAGRAPH = (
@@ -67,15 +67,11 @@ def test_pieces_are_measured_in_symbols():
 @pytest.fixture(scope="module")
 def models():
     torch.set_num_threads(1)
-    generator = tiny_generator()
-    generator.remove_weight_norm()
-    return tiny_fastpitch(), generator
+    return tiny_models()
 
 
 def synthesizer(models, **options) -> Synthesizer:
-    fastpitch, generator = models
-    encoder = TextEncoder.from_settings(text_settings(), "fastpitch.pt")
-    return Synthesizer(generator, AUDIO, SynthesisOptions(**options), fastpitch=fastpitch, text_encoder=encoder)
+    return tiny_synthesizer_of(models, **options)
 
 
 def test_an_over_long_phrase_is_refused_naming_it_and_the_limit_before_any_model_runs(models):

@@ -16,7 +16,7 @@ from tts_pipeline.models.fastpitch import PitchTransform
 from tts_pipeline.models.fastpitch.data import TextSettings
 from tts_pipeline.text import encode, normalize_text
 
-from ..inference_models import AUDIO, text_settings, tiny_fastpitch, tiny_generator
+from ..inference_models import AUDIO, text_settings, tiny_models, tiny_synthesizer_of
 
 HOP = AUDIO.hop_length
 TEXTS = [
@@ -35,15 +35,11 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def models():
-    generator = tiny_generator()
-    generator.remove_weight_norm()
-    return tiny_fastpitch(), generator
+    return tiny_models()
 
 
 def synthesizer(models, **options) -> Synthesizer:
-    fastpitch, generator = models
-    encoder = TextEncoder.from_settings(text_settings(), "fastpitch.pt")
-    return Synthesizer(generator, AUDIO, SynthesisOptions(**options), fastpitch=fastpitch, text_encoder=encoder)
+    return tiny_synthesizer_of(models, **options)
 
 
 def test_each_utterance_is_the_same_alone_and_in_a_batch(models):
