@@ -21,7 +21,7 @@ from typing import Any
 from tts_pipeline import stage_table
 from tts_pipeline.config import PipelineConfig, check_folders, parse_config
 from tts_pipeline.features.layout import FeatureLayout
-from tts_pipeline.stages.common import LOG_EVERY_ENV
+from tts_pipeline.stages.common import LOG_EVERY_ENV, LOG_MODELS_ENV
 
 PACKAGE = "tts_pipeline"
 
@@ -419,6 +419,7 @@ class Pipeline:
             os.environ.pop(tracking.ENV_PARENT_RUN_ID, None)
         os.environ.update(settings.to_env())
         os.environ[LOG_EVERY_ENV] = str(self.config.tracking.log_every_n_steps)
+        os.environ[LOG_MODELS_ENV] = "1" if self.config.tracking.log_models else "0"
 
     def open_parent_run(self) -> None:
         from tts_pipeline import tracking
@@ -426,6 +427,13 @@ class Pipeline:
         tracking.open_parent_run(self.config)
 
     def close_parent_run(self, status: str) -> None:
+        """End the parent run with the figures the outputs hold now, and each job's log on its run."""
         from tts_pipeline import tracking
+        from tts_pipeline.run_summary import workflow_summary
 
-        tracking.close_parent_run(status)
+        trainings = {name.removeprefix("train_"): path for name, path in self.training_metrics().items()}
+        summary = workflow_summary(
+            validation=self.paths.validation, trainings=trainings, benchmark=self.paths.benchmark_json
+        )
+        logs = {row.rule: self.paths.log(row.rule) for row in stage_table.STAGES}
+        tracking.close_parent_run(status, summary=summary, job_logs=logs)

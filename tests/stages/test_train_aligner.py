@@ -228,8 +228,8 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
     assert run_stage(argv)["resumed_from_step"] == 3
     assert torch.load(work.paths()[-1], weights_only=True)["run_id"] == run_id
     summary = tracking.get_run(settings, run_id)
-    assert summary["status"] == "FINISHED" and "val_loss" in summary["metrics"]
-    assert [step for step, _ in tracking.metric_history(settings, run_id, "train_loss")] == [1, 2, 3, 4, 5]
+    assert summary["status"] == "FINISHED" and "val/loss" in summary["metrics"]
+    assert [step for step, _ in tracking.metric_history(settings, run_id, "train/loss")] == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.slow

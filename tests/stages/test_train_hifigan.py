@@ -441,12 +441,23 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
     assert run_stage(argv)["resumed_from_step"] == 2
     assert load_checkpoint(work.paths()[-1]).run_id == run_id
     summary = tracking.get_run(settings, run_id)
-    assert summary["status"] == "FINISHED" and "val_loss_mel" in summary["metrics"]
-    assert [step for step, _ in tracking.metric_history(settings, run_id, "train_loss_gen")] == [1, 2, 3, 4]
+    assert summary["status"] == "FINISHED" and "val/loss_mel" in summary["metrics"]
+    assert [step for step, _ in tracking.metric_history(settings, run_id, "train/loss_gen")] == [1, 2, 3, 4]
     artifacts = Path(summary["artifact_uri"].removeprefix("file://"))
     assert (artifacts / "samples" / "epoch_00001" / "val-0.wav").is_file()
     assert (artifacts / "samples" / "epoch_00002" / "val-0.png").is_file()
-    assert (artifacts / "metrics.json").is_file()
+    assert (artifacts / "metrics.json").is_file() and (artifacts / "model" / "model.pt").is_file()
+
+    # More steps later: the weights still hold, so the same run goes on (one unbroken curve), each
+    # figure once per step; the first max_steps stays the param, the new one is named in a tag.
+    longer = stage_argv(corpus, section(max_steps=6))
+    assert run_stage(longer)["resumed_from_step"] == 4
+    assert load_checkpoint(work.paths()[-1]).run_id == run_id
+    summary = tracking.get_run(settings, run_id)
+    assert [step for step, _ in tracking.metric_history(settings, run_id, "train/loss_gen")] == [1, 2, 3, 4, 5, 6]
+    assert [step for step, _ in tracking.metric_history(settings, run_id, "val/loss_mel")] == [0, 2, 4, 6]
+    assert summary["params"]["hifigan.max_steps"] == "4"
+    assert summary["tags"]["changed_on_resume"] == "hifigan.max_steps: 4 -> 6"
 
 
 @pytest.mark.slow

@@ -211,19 +211,138 @@ def test_an_exception_marks_the_child_failed(results_dir: Path) -> None:
     assert get_run(settings, parent_id)["status"] == "FAILED"
 
 
-def test_a_resumed_stage_continues_its_run(results_dir: Path) -> None:
+def test_a_resumed_stage_continues_its_run_under_its_first_parent(results_dir: Path) -> None:
+    first_parent = open_parent_run(_config(results_dir))["TTS_PARENT_RUN_ID"]
+    with stage_run("train_hifigan", SECTION, settings=_stage_settings(results_dir)) as first:
+        first.log_metrics({"train_loss": 2.0}, step=10)
+    close_parent_run("KILLED")
+    # The next invocation resumes the checkpoint with more epochs: the run goes on (one curve), its
+    # first params stay, the change is named; it stays under the parent that started it and is
+    # counted as a job of the new invocation.
+    second_parent = open_parent_run(_config(results_dir))["TTS_PARENT_RUN_ID"]
+    longer = {"hifigan": {**SECTION["hifigan"], "epochs": 20}}
     settings = _stage_settings(results_dir)
-    with stage_run("train_hifigan", SECTION, settings=settings) as first:
-        first.log_metrics({"loss": 2.0}, step=10)
-    with stage_run("train_hifigan", SECTION, settings=settings, run_id=first.run_id) as resumed:
-        resumed.log_metrics({"loss": 1.0}, step=20)
-    assert resumed.run_id == first.run_id
-    assert metric_history(settings, first.run_id, "loss") == [(10, 2.0), (20, 1.0)]
-    # A run made by another config is not continued.
-    other = {"hifigan": {**SECTION["hifigan"], "lr": 0.1}}
-    with stage_run("train_hifigan", other, settings=settings, run_id=first.run_id) as fresh:
+    with stage_run("train_hifigan", {"hifigan": {**SECTION["hifigan"], "epochs": 10}}, settings=settings) as other:
         pass
-    assert fresh.run_id != first.run_id
+    with stage_run("train_hifigan", longer, settings=settings, run_id=first.run_id) as resumed:
+        resumed.log_metrics({"train_loss": 1.0}, step=20)
+    close_parent_run("FINISHED")
+    assert resumed.run_id == first.run_id != other.run_id
+    assert metric_history(settings, first.run_id, "train/loss") == [(10, 2.0), (20, 1.0)]
+    run = get_run(settings, first.run_id)
+    assert run["tags"]["mlflow.parentRunId"] == first_parent
+    assert run["tags"]["workflow_run"] == second_parent
+    assert run["params"]["hifigan.lr"] == "0.0002" and "hifigan.epochs" in run["params"]
+    assert {child["run_id"] for child in find_child_runs(settings, second_parent)} == {first.run_id, other.run_id}
+
+
+def test_metric_names_fall_into_dashboard_sections(results_dir: Path) -> None:
+    assert tracking.names.dashboard_name("train_loss_mel") == "train/loss_mel"
+    assert tracking.names.dashboard_name("val_loss") == "val/loss"
+    assert tracking.names.dashboard_name("frames_per_s") == "speed/frames_per_s"
+    assert tracking.names.dashboard_name("lr_gen") == "train/lr_gen"
+    assert tracking.names.dashboard_name("epoch") == "epoch"
+    assert tracking.names.dashboard_name("n_valid") == "n_valid"
+    settings = _stage_settings(results_dir)
+    with stage_run("train_fastpitch", SECTION, settings=settings) as run:
+        run.log_metrics({"train_loss": 3.0, "val_loss_mel": 2.0}, step=5)
+    assert set(get_run(settings, run.run_id)["metrics"]) == {"train/loss", "val/loss_mel"}
+
+
+def test_the_experiment_opens_as_model_training_and_runs_carry_standard_tags(results_dir: Path, tmp_path: Path) -> None:
+    open_parent_run(_config(results_dir))
+    settings = _stage_settings(results_dir)
+    manifest = tmp_path / "manifest.train.jsonl"
+    manifest.write_text('{"id": "a"}\n')
+    with stage_run("train_fastpitch", SECTION, settings=settings) as run:
+        run.log_dataset("demo", [manifest])
+    close_parent_run("FINISHED")
+    import mlflow
+
+    client = mlflow.MlflowClient(settings.uri)
+    experiment = client.get_experiment_by_name("exp-1")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    job = client.get_run(run.run_id)
+    assert job.data.tags["mlflow.user"] and job.data.tags["mlflow.source.name"] == "tts-pipeline train_fastpitch"
+    assert job.data.tags["mlflow.source.type"] == "JOB"
+    [dataset] = job.inputs.dataset_inputs
+    assert dataset.dataset.name == "demo" and len(dataset.dataset.digest) == 16
+    artifacts = Path(job.info.artifact_uri.removeprefix("file://"))
+    assert (artifacts / "config.yaml").is_file()  # the section the job ran with
+
+
+def test_the_parent_holds_the_config_summary_and_job_logs(results_dir: Path, tmp_path: Path) -> None:
+    config = _config(results_dir)
+    parent_id = open_parent_run(config)["TTS_PARENT_RUN_ID"]
+    settings = _stage_settings(results_dir)
+    with stage_run("manifest", {"data": {"on_invalid": "skip"}}, settings=settings) as done:
+        pass
+    # a job killed from outside (OOM killer): its run could not end itself
+    stuck = tracking.LockedClient(settings.uri).call(
+        lambda client: client.create_run(
+            client.get_run(parent_id).info.experiment_id, tags={"workflow_run": parent_id, "rule": "features"}
+        ).info.run_id
+    )
+    log_file = tmp_path / "manifest.log"
+    log_file.write_text("manifest: 24 valid\n")
+    close_parent_run("FINISHED", summary={"fastpitch/val_loss": 0.5}, job_logs={"manifest": log_file})
+    parent = get_run(settings, parent_id)
+    assert parent["metrics"] == {"fastpitch/val_loss": 0.5}
+    assert parent["params"]["experiment"] == "exp-1" and parent["params"]["tracking.enabled"] == "true"
+    assert parent["tags"]["dataset"] == config.corpus.name and parent["tags"]["mlflow.user"]
+    assert (Path(parent["artifact_uri"].removeprefix("file://")) / "config.yaml").is_file()
+    job = get_run(settings, done.run_id)
+    job_artifacts = Path(job["artifact_uri"].removeprefix("file://"))
+    assert (job_artifacts / "logs" / "manifest.log").read_text() == "manifest: 24 valid\n"
+    assert get_run(settings, stuck)["status"] == "KILLED"
+
+
+def test_an_invocation_that_ran_no_job_leaves_no_parent_run(results_dir: Path) -> None:
+    settings = _stage_settings(results_dir)
+    parent_id = open_parent_run(_config(results_dir))["TTS_PARENT_RUN_ID"]
+    close_parent_run("FINISHED")
+    import mlflow
+
+    client = mlflow.MlflowClient(settings.uri)
+    assert client.get_run(parent_id).info.lifecycle_stage == "deleted"
+    experiment = client.get_experiment_by_name("exp-1")
+    assert parent_id not in {run.info.run_id for run in client.search_runs([experiment.experiment_id])}
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_runs_left_running_by_a_killed_workflow_end_killed(results_dir: Path) -> None:
+    import socket
+
+    settings = _stage_settings(results_dir)
+    store = tracking.LockedClient(settings.uri)
+    experiment_id = store.call(lambda client: client.get_experiment_by_name("exp-1").experiment_id)
+    host = socket.gethostname()
+
+    def parent(pid: int, on_host: str) -> str:
+        tags = {"kind": "workflow", "workflow.host": on_host, "workflow.pid": str(pid)}
+        return store.call(lambda client: client.create_run(experiment_id, tags=tags).info.run_id)
+
+    killed = parent(_dead_pid(), host)  # `kill -9` of snakemake: its run and its job's run stay RUNNING
+    job = store.call(
+        lambda client: client.create_run(experiment_id, tags={"workflow_run": killed, "rule": "x"}).info.run_id
+    )
+    empty = parent(_dead_pid(), host)  # killed before any job started
+    alive = parent(os.getpid(), host)  # a workflow that still runs
+    elsewhere = parent(_dead_pid(), "another-host")  # cannot be checked from here
+
+    open_parent_run(_config(results_dir))
+    assert get_run(settings, killed)["status"] == "KILLED" and get_run(settings, job)["status"] == "KILLED"
+    assert store.call(lambda client: client.get_run(empty).info.lifecycle_stage) == "deleted"
+    assert get_run(settings, alive)["status"] == "RUNNING"
+    assert get_run(settings, elsewhere)["status"] == "RUNNING"
+    for run_id in (alive, elsewhere):
+        store.call(lambda client, run_id=run_id: client.set_terminated(run_id, status="FINISHED"))
+    close_parent_run("FINISHED")
 
 
 def test_cli_opens_and_closes_the_parent_run(
@@ -234,6 +353,8 @@ def test_cli_opens_and_closes_the_parent_run(
     cli.main(["tracking", "open", "--config", str(config_file)])
     lines = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
     assert lines["TTS_TRACKING"] == "1" and lines["TTS_MLFLOW_EXPERIMENT"] == "exp-1"
+    with stage_run("corpus", {"corpus": {}}, settings=_stage_settings(results_dir)):
+        pass
     cli.main(["tracking", "close", "--status", "KILLED"])
     settings = _stage_settings(results_dir)
     assert get_run(settings, lines["TTS_PARENT_RUN_ID"])["status"] == "KILLED"

@@ -82,3 +82,6 @@ class TrackingConfig(StrictModel):
     enabled: bool = True
     uri: str | None = Field(None, description="MLflow tracking URI; null = SQLite store at <results_dir>/mlflow.db.")
     log_every_n_steps: int = Field(50, ge=1)
+    log_models: bool = Field(
+        True, description="Copy each trained model.pt into its MLflow run's artifacts (off: the store stays small)."
+    )

@@ -81,20 +81,40 @@ def tracked(
     dataset: str,
     tags: dict[str, str] | None = None,
     run_id: str | None = None,
+    manifest_dir: Path | None = None,
 ) -> Iterator[Any]:
     """The stage's MLflow child run, as the workflow's environment describes it.
 
     Under Snakemake the ``TTS_*`` variables (exported by the Snakefile) switch tracking on and name the
     store, the experiment and the parent run; a stage run by hand without them logs nothing.
-    ``run_id`` continues an earlier run (a resumed training) when its config hash matches.
+    ``run_id`` continues an earlier run (a training resumed from its checkpoint). With
+    ``manifest_dir``, the train / val manifests are logged as the run's dataset.
     """
     from tts_pipeline import tracking
+    from tts_pipeline.data.manifest import manifest_path
 
     off = tracking.TrackingSettings(enabled=False, uri="", experiment="")
     settings = tracking.settings_from_env(off)
     all_tags = {"dataset": dataset, **(tags or {})}
     with tracking.stage_run(stage, payload, settings=settings, tags=all_tags, run_id=run_id) as run:
+        if manifest_dir is not None:
+            files = [manifest_path(manifest_dir, split) for split in ("train", "val")]
+            run.log_dataset(dataset, [path for path in files if path.is_file()])
         yield run
+
+
+LOG_MODELS_ENV = "TTS_LOG_MODELS"
+
+
+def log_outputs(run: Any, *, model: Path, metrics: Path) -> None:
+    """A training stage's outputs as artifacts of its run: ``metrics.json``, and ``model/model.pt``
+    unless ``tracking.log_models`` is off (exported by the Snakefile; the store then holds a copy of
+    every model, which a user may not want for large ones)."""
+    import os
+
+    run.log_artifact(metrics)
+    if os.environ.get(LOG_MODELS_ENV, "1") != "0":
+        run.log_artifact(model, "model")
 
 
 LOG_EVERY_ENV = "TTS_LOG_EVERY_N_STEPS"

@@ -12,7 +12,13 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, log_every_n_steps, tracked
+from tts_pipeline.stages.common import (
+    add_stage_arguments,
+    load_stage_section,
+    log_every_n_steps,
+    log_outputs,
+    tracked,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +68,7 @@ def run(args: argparse.Namespace) -> None:
         STAGE,
         payload,
         dataset=args.manifest_dir.resolve().parent.name,
+        manifest_dir=args.manifest_dir,
         tags={"symbols": symbols, "device": str(device)},
         run_id=checkpoint.run_id if checkpoint else None,
     ) as run_log:
@@ -90,9 +97,9 @@ def run(args: argparse.Namespace) -> None:
         )
         metrics = {**result.metrics, "symbols": symbols, "symbol_set": symbol_set}
         write_json(args.metrics, metrics)
+        # the final val_* figures are on the curves already (logged at the last epoch's step)
         final = {key: value for key, value in metrics.items() if key.startswith("val_")}
-        run_log.log_metrics(final, step=result.step)
-        run_log.log_artifact(args.metrics)
+        log_outputs(run_log, model=args.model, metrics=args.metrics)
         log.info("train_aligner: step %s, epoch %s, %s", result.step, result.epoch, final)
 
 

@@ -19,7 +19,13 @@ import argparse
 import logging
 from pathlib import Path
 
-from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, log_every_n_steps, tracked
+from tts_pipeline.stages.common import (
+    add_stage_arguments,
+    load_stage_section,
+    log_every_n_steps,
+    log_outputs,
+    tracked,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +105,7 @@ def run(args: argparse.Namespace) -> None:
             STAGE,
             payload,
             dataset=args.manifest_dir.resolve().parent.name,
+            manifest_dir=args.manifest_dir,
             tags=tags,
             run_id=checkpoint.run_id if checkpoint else None,
         ) as run_log:
@@ -128,12 +135,9 @@ def run(args: argparse.Namespace) -> None:
                     audio=audio,
                 )
                 write_json(args.metrics, result.metrics)
-                figures = {"n_params": float(result.metrics["n_params"])}
-                for key, value in result.metrics.items():
-                    if key.startswith(("val_", "train_")) and isinstance(value, float):
-                        figures[f"final_{key}"] = value
-                run_log.log_metrics(figures, step=result.step)
-                run_log.log_artifact(args.metrics)
+                # the final val_* figures are on the curves already (logged by validation at this step)
+                run_log.set_tags({"n_params": result.metrics["n_params"]})
+                log_outputs(run_log, model=args.model, metrics=args.metrics)
                 log.info(
                     "%s: step %s, epoch %s, val loss %s -> %s (mel %s), %s frames/s, %s parameters",
                     STAGE,

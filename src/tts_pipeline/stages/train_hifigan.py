@@ -24,7 +24,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, log_every_n_steps, tracked
+from tts_pipeline.stages.common import (
+    add_stage_arguments,
+    load_stage_section,
+    log_every_n_steps,
+    log_outputs,
+    tracked,
+)
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +128,7 @@ def run(args: argparse.Namespace) -> None:
             FINE_TUNE_STAGE if args.init_from is not None else STAGE,
             payload,
             dataset=args.manifest_dir.resolve().parent.name,
+            manifest_dir=args.manifest_dir,
             tags=tags,
             run_id=checkpoint.run_id if checkpoint else None,
         ) as run_log:
@@ -155,10 +162,8 @@ def run(args: argparse.Namespace) -> None:
                 if args.state is not None:
                     copy_file(manager.paths()[-1], args.state)
                 write_json(args.metrics, result.metrics)
-                final = {key: value for key, value in result.metrics.items() if key.startswith("val_")}
-                final = {key: value for key, value in final.items() if value is not None}
-                run_log.log_metrics(final, step=result.step)
-                run_log.log_artifact(args.metrics)
+                # the final val_* figures are on the curves already (logged by validation at this step)
+                log_outputs(run_log, model=args.model, metrics=args.metrics)
                 log.info(
                     "train_hifigan: step %s, epoch %s, val mel loss %s -> %s, %s frames/s",
                     result.step,

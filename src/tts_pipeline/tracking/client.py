@@ -94,8 +94,15 @@ class LockedClient:
                     time.sleep(LOCKED_BACKOFF_S * 2 ** (attempt - 1))
 
 
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+MODEL_TRAINING = "custom_model_development"
+"""The experiment tag MLflow 3's UI reads to open an experiment as model training (runs, charts,
+compare), not as a GenAI app (traces, evaluations)."""
+
+
 def find_experiment_id(client: MlflowClient, settings: TrackingSettings, *, create: bool = True) -> str | None:
-    """Id of the settings' experiment, created (with its artifact location) or restored if needed."""
+    """Id of the settings' experiment, created (with its artifact location, as model training) or
+    restored if needed."""
     from mlflow.exceptions import MlflowException
 
     experiment = client.get_experiment_by_name(settings.experiment)
@@ -103,13 +110,20 @@ def find_experiment_id(client: MlflowClient, settings: TrackingSettings, *, crea
         if not create:
             return None
         try:
-            return client.create_experiment(settings.experiment, artifact_location=settings.artifact_location)
+            return client.create_experiment(
+                settings.experiment,
+                artifact_location=settings.artifact_location,
+                tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING},
+            )
         except MlflowException as error:
             # Another process (on a store without our lock, e.g. a server) created it first.
             if error.error_code != "RESOURCE_ALREADY_EXISTS":
                 raise
             experiment = client.get_experiment_by_name(settings.experiment)
             assert experiment is not None
-    if experiment.lifecycle_stage == "deleted" and create:
-        client.restore_experiment(experiment.experiment_id)
+    if create:
+        if experiment.lifecycle_stage == "deleted":
+            client.restore_experiment(experiment.experiment_id)
+        if EXPERIMENT_KIND_TAG not in experiment.tags:  # made by an earlier version, or by hand
+            client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING)
     return experiment.experiment_id

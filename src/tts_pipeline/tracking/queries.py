@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tts_pipeline.tracking.client import LockedClient, find_experiment_id
+from tts_pipeline.tracking.runs import WORKFLOW_RUN_TAG
 from tts_pipeline.tracking.settings import TrackingSettings
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def get_run(settings: TrackingSettings, run_id: str) -> dict[str, Any]:
 
 
 def find_child_runs(settings: TrackingSettings, parent_run_id: str) -> list[dict[str, Any]]:
-    """The child runs of a parent run (oldest first), each as :func:`get_run` describes it."""
+    """The job runs of a workflow invocation (oldest first), each as :func:`get_run` describes it:
+    those it started and those it resumed (which stay under the parent that started them)."""
     if not settings.enabled:
         return []
 
@@ -39,7 +41,7 @@ def find_child_runs(settings: TrackingSettings, parent_run_id: str) -> list[dict
             return []
         runs = client.search_runs(
             [experiment_id],
-            filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
+            filter_string=f"tags.{WORKFLOW_RUN_TAG} = '{parent_run_id}'",
             order_by=["attributes.start_time ASC"],
         )
         return [_run_summary(run) for run in runs]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from tts_pipeline.config import PipelineConfig, config_hash
 from tts_pipeline.errors import UserError
 from tts_pipeline.tracking.client import LockedClient, find_experiment_id
+from tts_pipeline.tracking.names import dashboard_name
+from tts_pipeline.tracking.process import owner_is_gone, this_process_tags
 from tts_pipeline.tracking.settings import (
     ENV_ENABLED,
     ENV_PARENT_RUN_ID,
@@ -26,7 +29,7 @@ from tts_pipeline.tracking.settings import (
     parse_bool,
     settings_from_env,
 )
-from tts_pipeline.tracking.tags import chunks, clean_tags, flatten_params, git_commit
+from tts_pipeline.tracking.tags import chunks, clean_tags, flatten_params, git_commit, standard_tags
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -37,12 +40,20 @@ T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------------------------------
-# parent run (one per workflow invocation)
+# parent run (one per workflow invocation that runs jobs)
 # --------------------------------------------------------------------------------------------------
+
+WORKFLOW_RUN_TAG = "workflow_run"
+"""Tag of every job's run: the parent run of the invocation that last ran it. A resumed training run
+keeps the parent that started it (``mlflow.parentRunId``) and is found by this tag too."""
 
 
 def open_parent_run(config: PipelineConfig, *, description: str = "") -> dict[str, str]:
     """Create the experiment if missing and open the workflow's parent run.
+
+    Runs left RUNNING by a workflow whose ``snakemake`` process is gone (a hard kill) are ended KILLED
+    first. The parent run holds the whole resolved config: flattened as params (so the compare view
+    shows which settings differ between two workflow runs) and as the artifact ``config.yaml``.
 
     Returns the environment variables that hand the settings (and the parent run id) to every job,
     and sets them in ``os.environ`` so that processes started from here inherit them. With tracking
@@ -51,14 +62,19 @@ def open_parent_run(config: PipelineConfig, *, description: str = "") -> dict[st
     settings = settings_from_env(TrackingSettings.from_config(config))
     settings = replace(settings, parent_run_id=None)
     if settings.enabled:
+        resolved = config.model_dump(mode="json")
+        commit = git_commit()
         tags = clean_tags(
             {
                 "experiment": settings.experiment,
                 "kind": "workflow",
-                "git_commit": git_commit(),
+                "dataset": config.corpus.name,
+                "git_commit": commit,
                 "invocation": shlex.join(sys.argv),
-                "config_hash": config_hash(config.model_dump(mode="json")),
+                "config_hash": config_hash(resolved),
                 "mlflow.note.content": description or None,
+                **standard_tags("snakemake (workflow/Snakefile)", commit),
+                **this_process_tags(),
             }
         )
         run_name = "workflow " + datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -66,7 +82,11 @@ def open_parent_run(config: PipelineConfig, *, description: str = "") -> dict[st
         def create(client: MlflowClient) -> str:
             experiment_id = find_experiment_id(client, settings)
             assert experiment_id is not None
-            return client.create_run(experiment_id, tags=tags, run_name=run_name).info.run_id
+            end_orphaned_runs(client, experiment_id)
+            run_id = client.create_run(experiment_id, tags=tags, run_name=run_name).info.run_id
+            _log_params(client, run_id, resolved)
+            client.log_dict(run_id, resolved, "config.yaml")
+            return run_id
 
         run_id = LockedClient(settings.uri).call(create)
         settings = replace(settings, parent_run_id=run_id)
@@ -79,9 +99,26 @@ def open_parent_run(config: PipelineConfig, *, description: str = "") -> dict[st
     return env
 
 
-def close_parent_run(status: str, environ: Mapping[str, str] | None = None) -> None:
+def close_parent_run(
+    status: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    summary: Mapping[str, float] | None = None,
+    job_logs: Mapping[str, str | Path] | None = None,
+) -> None:
     """End the parent run named by ``TTS_PARENT_RUN_ID`` with ``FINISHED``, ``FAILED`` or ``KILLED``.
 
+    Args:
+        status: The workflow's end.
+        environ: Where the ``TTS_*`` variables are (``os.environ`` by default).
+        summary: Figures of the finished workflow (final losses, benchmark headline), logged on the
+            parent run so that two workflow runs compare side by side, one row each.
+        job_logs: rule -> its log file; each job run of this invocation gets its log as an artifact
+            (``logs/<rule>.log``).
+
+    A parent run whose invocation ran no tracked job is deleted instead: an invocation with nothing
+    to do leaves no trace in the runs table. Job runs still RUNNING (a job killed from outside, which
+    could not end its own run) end with the workflow's status (KILLED when the workflow finished).
     A no-op when tracking is off or no parent run is open.
     """
     if status not in RUN_STATUSES:
@@ -92,7 +129,83 @@ def close_parent_run(status: str, environ: Mapping[str, str] | None = None) -> N
     if not run_id or not uri or not parse_bool(env.get(ENV_ENABLED, "1"), ENV_ENABLED):
         log.debug("no MLflow parent run to close")
         return
-    LockedClient(uri).call(lambda client: client.set_terminated(run_id, status=status))
+    from mlflow.entities import Metric
+
+    def close(client: MlflowClient) -> None:
+        experiment_id = client.get_run(run_id).info.experiment_id
+        jobs = _invocation_runs(client, experiment_id, run_id)
+        if not jobs:
+            client.delete_run(run_id)
+            return
+        for job in jobs:
+            if job.info.status == "RUNNING":
+                client.set_terminated(job.info.run_id, status="KILLED" if status == "FINISHED" else status)
+            rule = job.data.tags.get("rule", "")
+            path = Path((job_logs or {}).get(rule, ""))
+            if rule and path.is_file():
+                # a resumed run collects one log per invocation
+                resumed = job.data.tags.get("mlflow.parentRunId") != run_id
+                client.log_artifact(job.info.run_id, str(path), f"logs/{run_id}" if resumed else "logs")
+        if summary:
+            timestamp = int(time.time() * 1000)
+            metrics = [Metric(key, float(value), timestamp, 0) for key, value in summary.items()]
+            for chunk in chunks(metrics, _max_metrics_per_batch()):
+                client.log_batch(run_id, metrics=chunk)
+        client.set_terminated(run_id, status=status)
+
+    LockedClient(uri).call(close)
+
+
+def end_orphaned_runs(client: MlflowClient, experiment_id: str) -> list[str]:
+    """End KILLED the RUNNING parent runs (and their RUNNING job runs) whose ``snakemake`` process is
+    gone; delete those that ran no job. Returns their run ids."""
+    candidates = client.search_runs(
+        [experiment_id], filter_string="tags.kind = 'workflow' and attributes.status = 'RUNNING'"
+    )
+    ended = []
+    for parent in candidates:
+        if not owner_is_gone(parent.data.tags):
+            continue
+        parent_id = parent.info.run_id
+        jobs = _invocation_runs(client, experiment_id, parent_id)
+        for job in jobs:
+            if job.info.status == "RUNNING":
+                client.set_terminated(job.info.run_id, status="KILLED")
+        if jobs:
+            client.set_terminated(parent_id, status="KILLED")
+        else:
+            client.delete_run(parent_id)
+        log.warning(
+            "MLflow run %r (%s) was left RUNNING by a workflow that no longer runs: ended KILLED",
+            parent.info.run_name,
+            parent_id,
+        )
+        ended.append(parent_id)
+    return ended
+
+
+def _invocation_runs(client: MlflowClient, experiment_id: str, parent_id: str) -> list[Any]:
+    """The job runs an invocation ran (new ones, and resumed ones started by earlier invocations)."""
+    return client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.{WORKFLOW_RUN_TAG} = '{parent_id}'",
+        order_by=["attributes.start_time ASC"],
+    )
+
+
+def _max_metrics_per_batch() -> int:
+    from mlflow.utils.validation import MAX_METRICS_PER_BATCH
+
+    return MAX_METRICS_PER_BATCH
+
+
+def _log_params(client: MlflowClient, run_id: str, params: Mapping[str, Any]) -> None:
+    from mlflow.entities import Param
+    from mlflow.utils.validation import MAX_PARAMS_TAGS_PER_BATCH
+
+    entries = [Param(key, value) for key, value in flatten_params(params).items()]
+    for chunk in chunks(entries, MAX_PARAMS_TAGS_PER_BATCH):
+        client.log_batch(run_id, params=chunk)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -101,37 +214,60 @@ def close_parent_run(status: str, environ: Mapping[str, str] | None = None) -> N
 
 
 class StageRun:
-    """Logging handle of one job's child run. Every method is a no-op when the run is inactive
-    (tracking off, or a process other than rank 0)."""
+    """Logging handle of one job's run. Every method is a no-op when the run is inactive (tracking
+    off, or a process other than rank 0).
 
-    def __init__(self, client: LockedClient | None = None, run_id: str | None = None) -> None:
+    Attributes:
+        run_id: The MLflow run, or None when inactive.
+        earlier_params: Params the run already had (a resumed run); :meth:`log_params` keeps them.
+    """
+
+    def __init__(
+        self,
+        client: LockedClient | None = None,
+        run_id: str | None = None,
+        earlier_params: Mapping[str, str] | None = None,
+    ) -> None:
         self._client = client
         self.run_id = run_id
+        self.earlier_params = dict(earlier_params or {})
 
     @property
     def active(self) -> bool:
         return self._client is not None and self.run_id is not None
 
     def log_params(self, params: Mapping[str, Any]) -> None:
-        """Log parameters; nested mappings are flattened to dotted keys."""
+        """Log parameters; nested mappings are flattened to dotted keys.
+
+        MLflow never changes a logged param. A resumed run whose settings changed in a way that keeps
+        its weights (more epochs) keeps the first values as params and gets the new ones as the tag
+        ``changed_on_resume`` (``hifigan.epochs: 2 -> 4``).
+        """
         if not self.active:
             return
         from mlflow.entities import Param
         from mlflow.utils.validation import MAX_PARAMS_TAGS_PER_BATCH
 
-        entries = [Param(key, value) for key, value in flatten_params(params).items()]
+        flat = flatten_params(params)
+        changed = {k: v for k, v in flat.items() if k in self.earlier_params and self.earlier_params[k] != v}
+        entries = [Param(key, value) for key, value in flat.items() if key not in self.earlier_params]
         for chunk in chunks(entries, MAX_PARAMS_TAGS_PER_BATCH):
             self._call(lambda client, chunk=chunk: client.log_batch(self.run_id, params=chunk))
+        self.earlier_params.update({entry.key: entry.value for entry in entries})
+        if changed:
+            text = "; ".join(f"{key}: {self.earlier_params[key]} -> {value}" for key, value in changed.items())
+            self.set_tags({"changed_on_resume": text})
 
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        """Log scalar metrics at ``step`` (0 when not given)."""
+        """Log scalar metrics at ``step`` (0 when not given), under their dashboard names
+        (:func:`~tts_pipeline.tracking.names.dashboard_name`: ``train_loss`` -> ``train/loss``)."""
         if not self.active or not metrics:
             return
         from mlflow.entities import Metric
         from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
         timestamp = int(time.time() * 1000)
-        entries = [Metric(key, float(value), timestamp, step or 0) for key, value in metrics.items()]
+        entries = [Metric(dashboard_name(key), float(value), timestamp, step or 0) for key, value in metrics.items()]
         for chunk in chunks(entries, MAX_METRICS_PER_BATCH):
             self._call(lambda client, chunk=chunk: client.log_batch(self.run_id, metrics=chunk))
 
@@ -158,6 +294,25 @@ class StageRun:
             return
         self._call(lambda client: client.log_dict(self.run_id, obj, name))
 
+    def log_dataset(self, name: str, files: Sequence[str | Path], context: str = "training") -> None:
+        """Record the data the run read (MLflow's Dataset column): ``name``, a digest of ``files``'
+        bytes (the manifests: the same utterances give the same digest) and where they are."""
+        if not self.active or not files:
+            return
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+
+        digest = hashlib.sha256()
+        for path in files:
+            digest.update(Path(path).read_bytes())
+        dataset = Dataset(
+            name=name,
+            digest=digest.hexdigest()[:16],
+            source_type="local",
+            source=str(Path(files[0]).resolve().parent),
+        )
+        entry = DatasetInput(dataset, tags=[InputTag(key="mlflow.data.context", value=context)])
+        self._call(lambda client: client.log_inputs(self.run_id, datasets=[entry]))
+
     def _call(self, operation: Callable[[MlflowClient], T]) -> T:
         assert self._client is not None
         return self._client.call(operation)
@@ -174,8 +329,12 @@ def _rank_from_env(environ: Mapping[str, str] | None = None) -> int:
 
 def _start_child(
     client: MlflowClient, settings: TrackingSettings, stage: str, tags: dict[str, str], run_id: str | None
-) -> str:
-    """Create the child run, or reopen ``run_id`` when it exists and was made by the same config."""
+) -> tuple[str, dict[str, str]]:
+    """Create the job's run, or reopen ``run_id`` when it exists; returns the run and its params.
+
+    A reopened run keeps its parent (the invocation that started it); its :data:`WORKFLOW_RUN_TAG`
+    names the invocation that runs it now.
+    """
     from mlflow.exceptions import MlflowException
 
     if run_id is not None:
@@ -186,14 +345,13 @@ def _start_child(
                 raise
             log.warning("MLflow run %s not found in %s; starting a new run", run_id, settings.uri)
         else:
-            if previous.data.tags.get("config_hash") == tags["config_hash"]:
-                client.update_run(run_id, status="RUNNING")
-                client.log_batch(run_id, tags=_run_tags(tags))
-                return run_id
-            log.warning("MLflow run %s was made by another config; starting a new run", run_id)
+            client.update_run(run_id, status="RUNNING")
+            client.log_batch(run_id, tags=_run_tags(tags))
+            return run_id, dict(previous.data.params)
     experiment_id = find_experiment_id(client, settings)
     assert experiment_id is not None
-    return client.create_run(experiment_id, tags=tags, run_name=stage).info.run_id
+    parent = {"mlflow.parentRunId": settings.parent_run_id} if settings.parent_run_id else {}
+    return client.create_run(experiment_id, tags={**tags, **parent}, run_name=stage).info.run_id, {}
 
 
 def _run_tags(tags: Mapping[str, str]) -> list[Any]:
@@ -212,15 +370,18 @@ def stage_run(
     run_id: str | None = None,
     rank: int | None = None,
 ) -> Iterator[StageRun]:
-    """A child run around one job: tagged, parented, params logged; FINISHED or FAILED at the end.
+    """A job's run: tagged, parented, params and the section (``config.yaml``) logged; FINISHED or
+    FAILED at the end.
 
     Args:
         stage: The stage (rule) name.
-        section: The config slice the stage received; logged flattened as params and hashed into the
-            ``config_hash`` tag.
+        section: The config slice the stage received; logged flattened as params and as the artifact
+            ``config.yaml``, and hashed into the ``config_hash`` tag.
         settings: Usually ``settings_from_env(TrackingSettings.from_parts(...))``.
         tags: Extra tags, e.g. ``{"dataset": "ljspeech"}``.
-        run_id: Continue this run (a resumed training) if it exists and has the same config hash.
+        run_id: Continue this run: a training resumed from its checkpoint (the checkpoint's own check
+            decided that the weights still hold, e.g. after ``epochs`` was raised), so its curves go on
+            in the same run.
         rank: Distributed rank; default ``$RANK`` or 0. Only rank 0 logs.
 
     Yields:
@@ -234,6 +395,7 @@ def stage_run(
         return
 
     client = LockedClient(settings.uri)
+    commit = git_commit()
     run_tags = clean_tags(
         {
             "experiment": settings.experiment,
@@ -241,15 +403,17 @@ def stage_run(
             "stage": stage,
             "rule": stage,
             "config_hash": config_hash(dict(section)),
-            "git_commit": git_commit(),
-            "mlflow.parentRunId": settings.parent_run_id,
+            "git_commit": commit,
+            WORKFLOW_RUN_TAG: settings.parent_run_id,
+            **standard_tags(f"tts-pipeline {stage}", commit),
             **(tags or {}),
         }
     )
-    child_id = client.call(lambda c: _start_child(c, settings, stage, run_tags, run_id))
-    run = StageRun(client, child_id)
+    child_id, earlier_params = client.call(lambda c: _start_child(c, settings, stage, run_tags, run_id))
+    run = StageRun(client, child_id, earlier_params)
     try:
         run.log_params(section)
+        run.log_dict(dict(section), "config.yaml")
         yield run
     except BaseException as error:
         status = "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"

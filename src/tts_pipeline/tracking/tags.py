@@ -56,3 +56,13 @@ def clean_tags(tags: Mapping[str, Any]) -> dict[str, str]:
 def chunks(items: list[T], size: int) -> Iterator[list[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def standard_tags(source_name: str, commit: str) -> dict[str, str]:
+    """MLflow's own tags, which fill the runs table's User, Source and Version columns."""
+    from tts_pipeline.tracking.process import user_name
+
+    tags = {"mlflow.user": user_name(), "mlflow.source.name": source_name, "mlflow.source.type": "JOB"}
+    if commit != "unknown":
+        tags["mlflow.source.git.commit"] = commit
+    return tags

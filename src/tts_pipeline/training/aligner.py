@@ -326,7 +326,7 @@ class _Loop(EpochLoop):
 
     Unlike the other trainers it takes variable-size batches, checkpoints every
     ``checkpoint_every_n_steps`` steps, validates after every epoch but not before training, reports
-    ``steps_per_s`` and the epoch's binarisation weight, and logs ``epoch_train_loss`` per epoch.
+    ``steps_per_s`` and the epoch's binarisation weight, and logs ``train_epoch_loss`` per epoch.
     """
 
     state: TrainState
@@ -392,7 +392,7 @@ class _Loop(EpochLoop):
     def epoch_figures(self, epoch: int, figures: dict[str, float]) -> None:
         if self.sink is not None:
             val = {key: value for key, value in figures.items() if key.startswith("val_")}
-            self.sink.log_metrics({"epoch_train_loss": figures["train_loss"], **val}, step=self.state.step)
+            self.sink.log_metrics({"train_epoch_loss": figures["train_loss"], **val}, step=self.state.step)
 
     def describe(self, figures: Mapping[str, float]) -> str:
         text = f"train loss {figures['train_loss']:.4f}"
