@@ -516,8 +516,9 @@ class Tacotron2(nn.Module):
     def _encode(self, text: torch.Tensor, text_lengths: torch.Tensor) -> torch.Tensor:
         """``(B, L)`` ids -> ``(B, max(text_lengths), E)`` encoder outputs."""
         if text.dim() != 2 or text_lengths.shape != text.shape[:1]:
-            raise ValueError(f"text (B, L) and text_lengths (B,) expected, got {tuple(text.shape)} and "
-                             f"{tuple(text_lengths.shape)}")
+            raise ValueError(
+                f"text (B, L) and text_lengths (B,) expected, got {tuple(text.shape)} and {tuple(text_lengths.shape)}"
+            )
         if int(text_lengths.min()) < 1 or int(text_lengths.max()) > text.shape[1]:
             raise ValueError(f"text_lengths must be in [1, {text.shape[1]}], got {text_lengths.tolist()}")
         mask = lengths_to_mask(text_lengths, text.shape[1]) if self.cfg.padding_invariant else None
