@@ -1,1 +1,1 @@
-"""Networks and their losses: ``aligner`` (and, later, ``fastpitch`` and ``hifigan``)."""
+"""Networks and their losses, one package per model: ``aligner``, ``fastpitch``, ``hifigan``, ``tacotron2``."""

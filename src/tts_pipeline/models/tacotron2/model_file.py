@@ -1,0 +1,72 @@
+"""The Tacotron 2 model file: weights, constructor arguments, step and epoch (format of
+:mod:`tts_pipeline.models.model_file`); NVIDIA's checkpoints load as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline.errors import UserError
+from tts_pipeline.models.model_file import (
+    is_model_file,
+    model_file_from_payload,
+    read_weights_only,
+    rebuild_model,
+    save_model_file,
+)
+from tts_pipeline.models.tacotron2 import foreign
+from tts_pipeline.models.tacotron2.model import Tacotron2
+
+ACCEPTED_FORMATS = ("a Tacotron 2 model file of this project", foreign.NVIDIA_FORMAT)
+
+
+@dataclass
+class Tacotron2Info:
+    """What a Tacotron 2 file says besides the weights.
+
+    Attributes:
+        step: Training step of the weights (0 for NVIDIA's files, which record epochs only).
+        epoch: Epoch reached.
+        model_config: The constructor arguments (:meth:`Tacotron2.model_config`).
+        extra: Every plain extra the file records (``source_format`` for a foreign file).
+    """
+
+    step: int
+    epoch: int
+    model_config: dict[str, Any]
+    extra: dict[str, Any]
+
+
+def save_tacotron2(
+    path: str | Path, model: Tacotron2, *, step: int, epoch: int, extra: Mapping[str, Any] | None = None
+) -> None:
+    """Write a Tacotron 2 model file atomically (``extra``: further plain values, e.g. text settings)."""
+    save_model_file(path, model, model.model_config(), step, {**(extra or {}), "kind": "tacotron2", "epoch": epoch})
+
+
+def load_tacotron2(path: str | Path) -> tuple[Tacotron2, Tacotron2Info]:
+    """Rebuild Tacotron 2 from a model file, or from an NVIDIA checkpoint as it is, in eval mode on the CPU.
+
+    Read with ``torch.load(weights_only=True)``. Raises UserError naming the file when it is missing,
+    of no accepted format, or its weights do not fit its config.
+    """
+    payload = read_weights_only(path)
+    if is_model_file(payload):
+        model_file = model_file_from_payload(path, payload)
+        kind = model_file.extra.get("kind")
+        if kind != "tacotron2":
+            raise UserError(f"{path}: a model file of another model ({kind or 'unnamed'}), not Tacotron 2")
+    elif foreign.is_nvidia_tacotron2(payload):
+        model_file = foreign.nvidia_model_file(path, payload)
+    else:
+        raise UserError(f"{path}: not a Tacotron 2 checkpoint; accepted: {'; '.join(ACCEPTED_FORMATS)}")
+    model, model_file = rebuild_model(path, Tacotron2.from_config, what="Tacotron 2", model_file=model_file)
+    info = Tacotron2Info(
+        step=model_file.step,
+        epoch=int(model_file.extra.get("epoch", 0)),
+        model_config=dict(model_file.model_config),
+        extra=dict(model_file.extra),
+    )
+    return model, info

@@ -1,0 +1,476 @@
+"""Tacotron 2: NVIDIA's defaults, parameter count and state-dict names, shapes, masking of padding,
+the loss, inference stopping on the gate, NVIDIA's checkpoint files, and parity with NVIDIA's code on
+the small model of ``tests/fixtures/nvidia_tacotron2`` (see its README)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+
+from tts_pipeline.errors import UserError
+from tts_pipeline.models.model_file import save_model_file
+from tts_pipeline.models.tacotron2 import (
+    Tacotron2,
+    Tacotron2Config,
+    gate_targets,
+    lengths_to_mask,
+    load_tacotron2,
+    save_tacotron2,
+    tacotron2_loss,
+)
+from tts_pipeline.text import get_symbols
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "nvidia_tacotron2"
+CHECKPOINT = FIXTURE / "checkpoint_Tacotron2_0.pt"
+
+# A tiny model with every part, sizes all different so that a transposed weight cannot fit.
+TINY = {
+    "n_symbols": 20,
+    "n_mel_channels": 12,
+    "symbols_embedding_dim": 16,
+    "encoder_embedding_dim": 16,
+    "attention_rnn_dim": 24,
+    "decoder_rnn_dim": 20,
+    "prenet_dim": 8,
+    "postnet_embedding_dim": 10,
+    "attention_dim": 6,
+    "attention_location_n_filters": 4,
+    "attention_location_kernel_size": 7,
+}
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def tiny_model(seed: int = 0, **overrides) -> Tacotron2:
+    torch.manual_seed(seed)
+    model = Tacotron2(Tacotron2Config(**{**TINY, "p_prenet_dropout": 0.0, **overrides}))
+    # Non-trivial BatchNorm statistics, so that eval mode is not the identity up to a scale.
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm1d):
+            module.running_mean.normal_(0.0, 0.2)
+            module.running_var.uniform_(0.5, 1.5)
+            module.bias.data.normal_(0.0, 0.2)
+    return model.eval()
+
+
+def batch(lengths_text=(7, 5, 3), lengths_mel=(9, 11, 6), seed: int = 1):
+    """A padded batch: ids padded with 0, mels with 0; and its items unpadded."""
+    g = torch.Generator().manual_seed(seed)
+    n_mels = TINY["n_mel_channels"]
+    texts = [torch.randint(1, TINY["n_symbols"], (n,), generator=g) for n in lengths_text]
+    mels = [torch.randn(n_mels, n, generator=g) - 4.0 for n in lengths_mel]
+    text = torch.zeros(len(texts), max(lengths_text), dtype=torch.long)
+    mel = torch.zeros(len(mels), n_mels, max(lengths_mel))
+    for i, (t, m) in enumerate(zip(texts, mels, strict=True)):
+        text[i, : len(t)] = t
+        mel[i, :, : m.shape[1]] = m
+    return text, torch.tensor(lengths_text), mel, torch.tensor(lengths_mel), texts, mels
+
+
+def reference() -> dict:
+    return torch.load(FIXTURE / "reference_outputs.pt", weights_only=True)
+
+
+def nvidia_model(**overrides) -> Tacotron2:
+    """The fixture model, its config overridden (e.g. NVIDIA's padding behaviour, no prenet dropout)."""
+    model, _ = load_tacotron2(CHECKPOINT)
+    config = {**model.model_config(), **overrides}
+    rebuilt = Tacotron2.from_config(config)
+    rebuilt.load_state_dict(model.state_dict())
+    return rebuilt.eval()
+
+
+# --------------------------------------------------------------------------------------------------
+# hyperparameters and names
+# --------------------------------------------------------------------------------------------------
+
+
+def test_the_defaults_are_nvidias_published_ones():
+    cfg = Tacotron2Config()
+    assert cfg.n_symbols == len(get_symbols("english_basic")) == 148
+    assert (cfg.symbols_embedding_dim, cfg.encoder_embedding_dim, cfg.encoder_kernel_size) == (512, 512, 5)
+    assert (cfg.encoder_n_convolutions, cfg.attention_rnn_dim, cfg.attention_dim) == (3, 1024, 128)
+    assert (cfg.attention_location_n_filters, cfg.attention_location_kernel_size) == (32, 31)
+    assert (cfg.decoder_rnn_dim, cfg.prenet_dim, cfg.n_mel_channels, cfg.n_frames_per_step) == (1024, 256, 80, 1)
+    assert (cfg.postnet_embedding_dim, cfg.postnet_kernel_size, cfg.postnet_n_convolutions) == (512, 5, 5)
+    assert (cfg.gate_threshold, cfg.max_decoder_steps) == (0.5, 2000)
+    assert (cfg.p_attention_dropout, cfg.p_decoder_dropout, cfg.p_prenet_dropout) == (0.1, 0.1, 0.5)
+    assert cfg.mask_padding is False and cfg.decoder_no_early_stopping is False
+
+
+def test_the_default_model_has_nvidias_parameter_count():
+    with torch.device("meta"):
+        model = Tacotron2()
+    # NVIDIA's Tacotron2(**defaults) built by their code: 28,193,153 parameters, 84 state-dict entries.
+    assert sum(p.numel() for p in model.parameters()) == 28_193_153
+    assert len(model.state_dict()) == 84
+
+
+def test_the_state_dict_has_nvidias_names_and_shapes():
+    checkpoint = torch.load(CHECKPOINT, weights_only=True)
+    with torch.device("meta"):
+        ours = Tacotron2.from_config(checkpoint["config"]).state_dict()
+    theirs = checkpoint["state_dict"]
+    assert sorted(ours) == sorted(theirs)
+    assert {name: tuple(t.shape) for name, t in ours.items()} == {name: tuple(t.shape) for name, t in theirs.items()}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"symbols_embedding_dim": 8}, "must equal encoder_embedding_dim"),
+        ({"symbols_embedding_dim": 15, "encoder_embedding_dim": 15}, "must be even"),
+        ({"postnet_kernel_size": 4}, "postnet_kernel_size must be odd"),
+        ({"n_frames_per_step": 2}, "n_frames_per_step must be 1"),
+        ({"p_decoder_dropout": 1.0}, "p_decoder_dropout"),
+        ({"max_decoder_steps": 0}, "max_decoder_steps"),
+    ],
+)
+def test_bad_hyperparameters_are_rejected(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        Tacotron2Config(**{**TINY, **overrides})
+
+
+def test_unknown_config_keys_are_named():
+    with pytest.raises(ValueError, match="unknown keys.*'zoneout'"):
+        Tacotron2.from_config({**TINY, "zoneout": 0.1})
+
+
+# --------------------------------------------------------------------------------------------------
+# teacher-forced forward
+# --------------------------------------------------------------------------------------------------
+
+
+def test_forward_shapes_and_attention():
+    model = tiny_model()
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    with torch.no_grad():
+        out = model(text, text_lengths, mels, mel_lengths)
+    b, n_mels, t = mels.shape
+    assert out.mel.shape == out.mel_postnet.shape == (b, n_mels, t)
+    assert out.gate.shape == (b, t)
+    assert out.alignments.shape == (b, t, int(text_lengths.max()))
+    # Each step's attention is a distribution over the item's real symbols only.
+    real = lengths_to_mask(text_lengths)[:, None, :]
+    torch.testing.assert_close(out.alignments.sum(2), torch.ones(b, t))
+    assert (out.alignments.masked_select(~real) == 0).all()
+
+
+def test_mask_padding_fills_padded_frames_as_nvidia_does():
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    padded = ~lengths_to_mask(mel_lengths, mels.shape[2])
+    with torch.no_grad():
+        masked = tiny_model(mask_padding=True)(text, text_lengths, mels, mel_lengths)
+        plain = tiny_model(mask_padding=False)(text, text_lengths, mels, mel_lengths)
+    assert padded.any()
+    assert (masked.mel.transpose(1, 2)[padded] == 0).all()
+    assert (masked.mel_postnet.transpose(1, 2)[padded] == 0).all()
+    assert (masked.gate[padded] == 1e3).all()
+    assert (plain.gate[padded] != 1e3).all()
+    torch.testing.assert_close(masked.gate[~padded], plain.gate[~padded], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mask_padding", [False, True])
+def test_a_padded_batch_gives_each_item_what_it_gives_alone(mask_padding):
+    model = tiny_model(mask_padding=mask_padding)
+    text, text_lengths, mels, mel_lengths, texts, item_mels = batch()
+    with torch.no_grad():
+        out = model(text, text_lengths, mels, mel_lengths)
+        for i, (t, m) in enumerate(zip(texts, item_mels, strict=True)):
+            alone = model(t[None], torch.tensor([len(t)]), m[None], torch.tensor([m.shape[1]]))
+            n, f = len(t), m.shape[1]
+            torch.testing.assert_close(out.mel[i, :, :f], alone.mel[0], rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(out.mel_postnet[i, :, :f], alone.mel_postnet[0], rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(out.gate[i, :f], alone.gate[0], rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(out.alignments[i, :f, :n], alone.alignments[0], rtol=1e-5, atol=1e-5)
+
+
+def test_nvidias_padding_behaviour_depends_on_the_batch():
+    """With ``padding_invariant=False`` (NVIDIA's code) a shorter item reads the padding: its outputs
+    in a batch differ from its outputs alone; the longest item's do not."""
+    model = tiny_model(padding_invariant=False)
+    text, text_lengths, mels, mel_lengths, texts, item_mels = batch(lengths_mel=(11, 9, 6))
+    with torch.no_grad():
+        out = model(text, text_lengths, mels, mel_lengths)
+        first = model(texts[0][None], text_lengths[:1], item_mels[0][None], mel_lengths[:1])
+        last = model(texts[2][None], text_lengths[2:], item_mels[2][None], mel_lengths[2:])
+    torch.testing.assert_close(out.mel_postnet[0], first.mel_postnet[0], rtol=1e-5, atol=1e-5)
+    assert (out.mel_postnet[2, :, :6] - last.mel_postnet[0]).abs().max() > 1e-3
+
+
+def test_the_order_of_the_batch_does_not_matter():
+    model = tiny_model()
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    order = torch.tensor([2, 0, 1])
+    with torch.no_grad():
+        out = model(text, text_lengths, mels, mel_lengths)
+        shuffled = model(text[order], text_lengths[order], mels[order], mel_lengths[order])
+    for a, b in zip(out, shuffled, strict=True):
+        torch.testing.assert_close(a[order], b, rtol=1e-5, atol=1e-6)
+
+
+def test_the_prenet_drops_in_eval_mode_as_nvidias_does():
+    torch.manual_seed(0)
+    model = Tacotron2(Tacotron2Config(**TINY)).eval()  # p_prenet_dropout 0.5
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    with torch.no_grad():
+        a = model(text, text_lengths, mels, mel_lengths)
+        b = model(text, text_lengths, mels, mel_lengths)
+    assert (a.mel - b.mel).abs().max() > 1e-4
+    model = tiny_model()  # p_prenet_dropout 0: deterministic
+    with torch.no_grad():
+        a = model(text, text_lengths, mels, mel_lengths)
+        b = model(text, text_lengths, mels, mel_lengths)
+    torch.testing.assert_close(a.mel_postnet, b.mel_postnet, rtol=0, atol=0)
+
+
+def test_bad_inputs_are_named():
+    model = tiny_model()
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    with pytest.raises(ValueError, match="mels: expected"):
+        model(text, text_lengths, mels[:, :5], mel_lengths)
+    with pytest.raises(ValueError, match="text_lengths must be in"):
+        model(text, text_lengths + 1, mels, mel_lengths)
+
+
+# --------------------------------------------------------------------------------------------------
+# loss
+# --------------------------------------------------------------------------------------------------
+
+
+def test_gate_targets_are_one_from_the_last_real_frame():
+    expected = torch.tensor([[0, 0, 1, 1, 1], [0, 0, 0, 0, 1], [1, 1, 1, 1, 1]], dtype=torch.float32)
+    torch.testing.assert_close(gate_targets(torch.tensor([3, 5, 1]), 5), expected)
+    with pytest.raises(ValueError, match="mel_lengths"):
+        gate_targets(torch.tensor([6]), 5)
+
+
+def test_the_loss_is_mse_on_both_mels_plus_gate_bce():
+    model = tiny_model()
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    out = model(text, text_lengths, mels, mel_lengths)
+    gate = gate_targets(mel_lengths, mels.shape[2])
+    terms = tacotron2_loss(out, mels, gate)
+    torch.testing.assert_close(terms.mel, ((out.mel - mels) ** 2).mean())
+    torch.testing.assert_close(terms.mel_postnet, ((out.mel_postnet - mels) ** 2).mean())
+    p = torch.sigmoid(out.gate)
+    torch.testing.assert_close(terms.gate, -(gate * p.log() + (1 - gate) * (1 - p).log()).mean())
+    torch.testing.assert_close(terms.total, terms.mel + terms.mel_postnet + terms.gate)
+    with pytest.raises(ValueError, match="shapes differ"):
+        tacotron2_loss(out, mels[:, :, :-1], gate)
+
+
+def test_a_few_training_steps_lower_the_loss():
+    model = tiny_model(mask_padding=True).train()
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    gate = gate_targets(mel_lengths, mels.shape[2])
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(6):
+        torch.manual_seed(0)  # the same dropout masks every step
+        terms = tacotron2_loss(model(text, text_lengths, mels, mel_lengths), mels, gate)
+        optimizer.zero_grad()
+        terms.total.backward()
+        optimizer.step()
+        losses.append(float(terms.total.detach()))
+    assert all(torch.isfinite(torch.tensor(losses)))
+    assert losses[-1] < 0.9 * losses[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# inference
+# --------------------------------------------------------------------------------------------------
+
+
+def set_gate(model: Tacotron2, bias: float, weight_scale: float = 0.0) -> Tacotron2:
+    layer = model.decoder.gate_layer.linear_layer
+    with torch.no_grad():
+        layer.weight.mul_(weight_scale)
+        layer.bias.fill_(bias)
+    return model
+
+
+def test_inference_stops_when_the_gate_fires():
+    model = set_gate(tiny_model(), bias=10.0)
+    text, text_lengths, *_ = batch()
+    result = model.infer(text, text_lengths)
+    assert result.mel.shape == (3, TINY["n_mel_channels"], 1)
+    assert result.mel_lengths.tolist() == [1, 1, 1]
+    assert result.stopped.all()
+    assert result.gate.shape == (3, 1) and result.alignments.shape == (3, 1, 7)
+
+
+def test_inference_that_never_stops_is_cut_with_a_warning(caplog):
+    model = set_gate(tiny_model(), bias=-10.0)
+    text, text_lengths, *_ = batch()
+    with caplog.at_level(logging.WARNING):
+        result = model.infer(text[:2], text_lengths[:2], max_decoder_steps=7)
+    assert result.mel.shape[2] == 7 and result.mel_lengths.tolist() == [7, 7]
+    assert not result.stopped.any()
+    assert "never fired for 2 of 2" in caplog.text and "max_decoder_steps=7" in caplog.text
+    # The config's limit is the default.
+    model = set_gate(tiny_model(max_decoder_steps=4), bias=-10.0)
+    assert model.infer(text[:1], text_lengths[:1]).mel.shape[2] == 4
+
+
+def test_without_early_stopping_inference_runs_to_the_limit():
+    model = set_gate(tiny_model(decoder_no_early_stopping=True, max_decoder_steps=5), bias=10.0)
+    text, text_lengths, *_ = batch()
+    result = model.infer(text, text_lengths)
+    assert result.mel.shape[2] == 5 and result.mel_lengths.tolist() == [1, 1, 1] and result.stopped.all()
+
+
+def test_batched_inference_gives_each_item_what_it_gives_alone():
+    """On the fixture model with a sharper gate, the three items stop on different steps; a batch
+    gives each item its frames alone (up to its length)."""
+    model = set_gate(nvidia_model(p_prenet_dropout=0.0), bias=-1.5, weight_scale=30.0)
+    ref = reference()
+    text, lengths = ref["text"], ref["text_lengths"]
+    together = model.infer(text, lengths, max_decoder_steps=40, gate_threshold=0.5175)
+    assert together.stopped.all()
+    assert len(set(together.mel_lengths.tolist())) > 1, together.mel_lengths
+    for i in range(len(text)):
+        alone = model.infer(text[i : i + 1, : lengths[i]], max_decoder_steps=40, gate_threshold=0.5175)
+        n = int(alone.mel_lengths[0])
+        assert n == int(together.mel_lengths[i])
+        torch.testing.assert_close(together.mel[i, :, :n], alone.mel[0, :, :n], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(
+            together.alignments[i, :n, : lengths[i]], alone.alignments[0, :n], rtol=1e-5, atol=1e-5
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# parity with NVIDIA's code (tests/fixtures/nvidia_tacotron2)
+# --------------------------------------------------------------------------------------------------
+
+
+def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).abs().max())
+
+
+def test_nvidias_checkpoint_gives_nvidias_teacher_forced_outputs():
+    ref = reference()
+    model = nvidia_model(padding_invariant=False, p_prenet_dropout=0.0)
+    with torch.no_grad():
+        out = model(ref["text"], ref["text_lengths"], ref["mels"], ref["mel_lengths"])
+    for name in ("mel", "mel_postnet", "gate", "alignments"):
+        assert max_diff(getattr(out, name), ref[name]) < 1e-5, name
+    loss = tacotron2_loss(out, ref["mels"], gate_targets(ref["mel_lengths"], ref["mels"].shape[2]))
+    torch.testing.assert_close(gate_targets(ref["mel_lengths"], 20), ref["gate_target"])
+    torch.testing.assert_close(loss.total, ref["loss"], rtol=1e-6, atol=1e-6)
+
+
+def test_the_padding_invariant_default_agrees_with_nvidia_on_the_longest_item():
+    """The longest item reads no padding, so the project's default gives it NVIDIA's outputs; the
+    shorter ones differ near their ends, where NVIDIA's outputs depend on the batch."""
+    ref = reference()
+    model = nvidia_model(p_prenet_dropout=0.0)
+    assert model.cfg.padding_invariant
+    with torch.no_grad():
+        out = model(ref["text"], ref["text_lengths"], ref["mels"], ref["mel_lengths"])
+    assert max_diff(out.mel_postnet[0], ref["mel_postnet"][0]) < 1e-5
+    assert max_diff(out.alignments[0], ref["alignments"][0]) < 1e-5
+    assert max_diff(out.mel_postnet[1:], ref["mel_postnet"][1:]) > 1e-3
+
+
+def test_nvidias_prenet_dropout_is_reproduced_with_the_same_seed():
+    ref = reference()
+    if ref["torch_version"].split("+")[0] != torch.__version__.split("+")[0]:
+        pytest.skip(f"the dropout reference was drawn by torch {ref['torch_version']}")
+    model = nvidia_model(padding_invariant=False)
+    assert model.cfg.p_prenet_dropout == 0.5
+    torch.manual_seed(2024)
+    with torch.no_grad():
+        out = model(ref["text"], ref["text_lengths"], ref["mels"], ref["mel_lengths"])
+    for name in ("mel", "mel_postnet", "gate", "alignments"):
+        assert max_diff(getattr(out, name), ref[f"dropout_{name}"]) < 1e-5, name
+
+
+def test_nvidias_checkpoint_gives_nvidias_inference():
+    ref = reference()
+    model = nvidia_model(padding_invariant=False, p_prenet_dropout=0.0)
+    result = model.infer(ref["text"], ref["text_lengths"], max_decoder_steps=40)
+    assert result.mel.shape == ref["infer_mel_postnet"].shape
+    assert max_diff(result.mel, ref["infer_mel_postnet"]) < 1e-5
+    assert max_diff(result.alignments, ref["infer_alignments"]) < 1e-5
+    # NVIDIA counts the frames before the one on which the gate fires; this project counts that one too.
+    assert result.mel_lengths.tolist() == (ref["infer_lengths"] + 1).tolist()
+
+
+# --------------------------------------------------------------------------------------------------
+# model files and NVIDIA's checkpoints
+# --------------------------------------------------------------------------------------------------
+
+
+def test_nvidias_training_checkpoint_loads_as_it_is():
+    model, info = load_tacotron2(CHECKPOINT)
+    assert not model.training
+    assert info.epoch == 0 and info.extra["source_format"].startswith("NVIDIA")
+    assert info.model_config["mask_padding"] is True and info.model_config["decoder_rnn_dim"] == 48
+
+
+def test_an_ngc_style_file_with_a_ddp_prefix_and_half_weights_loads(tmp_path):
+    checkpoint = torch.load(CHECKPOINT, weights_only=True)
+    ngc = {
+        "state_dict": {
+            f"module.{name}": t.half() if t.is_floating_point() else t for name, t in checkpoint["state_dict"].items()
+        },
+        "config": checkpoint["config"],
+    }
+    torch.save(ngc, tmp_path / "nvidia_tacotron2pyt_fp16.pt")
+    model, _ = load_tacotron2(tmp_path / "nvidia_tacotron2pyt_fp16.pt")
+    for name, tensor in model.state_dict().items():
+        expected = checkpoint["state_dict"][name]
+        assert tensor.dtype == expected.dtype, name
+        if tensor.is_floating_point():
+            torch.testing.assert_close(tensor, expected.half().float(), rtol=0, atol=0)
+
+
+def test_weights_that_do_not_fit_are_named(tmp_path):
+    checkpoint = torch.load(CHECKPOINT, weights_only=True)
+    state = dict(checkpoint["state_dict"])
+    del state["postnet.convolutions.4.1.running_var"]
+    state["decoder.extra.weight"] = torch.zeros(1)
+    state["embedding.weight"] = torch.zeros(100, 32)
+    torch.save({**checkpoint, "state_dict": state}, tmp_path / "broken.pt")
+    with pytest.raises(UserError) as error:
+        load_tacotron2(tmp_path / "broken.pt")
+    message = str(error.value)
+    assert "broken.pt" in message
+    assert "missing: postnet.convolutions.4.1.running_var" in message
+    assert "unexpected: decoder.extra.weight" in message
+    assert "embedding.weight (100, 32) (expected (148, 32))" in message
+
+
+def test_a_config_tacotron2_does_not_have_is_named(tmp_path):
+    checkpoint = torch.load(CHECKPOINT, weights_only=True)
+    torch.save({**checkpoint, "config": {**checkpoint["config"], "n_speakers": 4}}, tmp_path / "multi.pt")
+    with pytest.raises(UserError, match=r"multi\.pt: .*unknown keys \['n_speakers'\]"):
+        load_tacotron2(tmp_path / "multi.pt")
+
+
+def test_other_files_are_refused_with_the_accepted_formats(tmp_path):
+    torch.save({"state_dict": {"encoder.word_emb.weight": torch.zeros(2, 2)}, "config": {}}, tmp_path / "fp.pt")
+    with pytest.raises(UserError, match=r"fp\.pt: not a Tacotron 2 checkpoint; accepted: .*NVIDIA"):
+        load_tacotron2(tmp_path / "fp.pt")
+    save_model_file(tmp_path / "other.pt", torch.nn.Linear(2, 2), {}, 0, {"kind": "aligner"})
+    with pytest.raises(UserError, match=r"other\.pt: a model file of another model \(aligner\)"):
+        load_tacotron2(tmp_path / "other.pt")
+    with pytest.raises(UserError, match="not found"):
+        load_tacotron2(tmp_path / "missing.pt")
+
+
+def test_a_model_file_round_trips(tmp_path):
+    model = tiny_model(mask_padding=True)
+    save_tacotron2(tmp_path / "model.pt", model, step=12, epoch=3, extra={"symbol_set": "english_basic"})
+    loaded, info = load_tacotron2(tmp_path / "model.pt")
+    assert (info.step, info.epoch, info.extra["symbol_set"]) == (12, 3, "english_basic")
+    assert info.model_config == dataclasses.asdict(model.cfg)
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    with torch.no_grad():
+        a, b = model(text, text_lengths, mels, mel_lengths), loaded(text, text_lengths, mels, mel_lengths)
+    torch.testing.assert_close(a.mel_postnet, b.mel_postnet, rtol=0, atol=0)
