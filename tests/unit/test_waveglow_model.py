@@ -225,6 +225,21 @@ def test_the_inverse_weight_is_cached_until_the_weight_changes():
     assert conv.inverse_weight().dtype == torch.float64
 
 
+@pytest.mark.parametrize(("dtype", "tolerance"), [(torch.float16, 1e-2), (torch.bfloat16, 5e-2)])
+def test_half_precision_inference(dtype, tolerance):
+    """As NVIDIA's ``--amp`` inference (``model.half()``): the inverses in the weights' dtype, the
+    log-determinants in float32, the audio close to float32's."""
+    mel, z = torch.randn(1, 8, 4), torch.randn(1, 8, 128)
+    expected = small_model().infer(mel, z=z)
+    model = small_model().to(dtype)
+    audio = model.infer(mel.to(dtype), z=z.to(dtype))
+    assert audio.dtype == dtype and model.convinv[0].inverse_weight().dtype == dtype
+    assert (audio.float() - expected).abs().max() < tolerance * expected.abs().max()
+    output = model(mel.to(dtype), torch.randn(1, 1024, dtype=dtype))
+    assert all(t.dtype == torch.float32 for t in output.log_det_w)
+    assert WaveGlowDenoiser.from_model(model)(audio).dtype == torch.float32
+
+
 def test_folding_weight_norm_keeps_the_output_and_gives_nvidia_s_folded_names():
     model = small_model()
     mel, z = torch.randn(1, 8, 3), torch.randn(1, 8, 96)
