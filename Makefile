@@ -21,7 +21,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup demo test test-browser lint schema mlflow-ui clean-demo
+.PHONY: setup demo unlock test test-browser lint schema mlflow-ui clean-demo
 
 setup: $(STAMP)
 
@@ -32,9 +32,14 @@ $(STAMP): pyproject.toml tools/install-torch
 	touch $(STAMP)
 
 demo: $(STAMP)
-	snakemake --configfile $(CONFIG) --cores $(CORES) --quiet reason $(SNAKEMAKE_ARGS)
+	@snakemake --configfile $(CONFIG) --cores $(CORES) --quiet reason $(SNAKEMAKE_ARGS) || { \
+	  echo "make demo: Snakemake stopped. If it says 'Directory cannot be locked' (a run was killed hard)," \
+	       "run 'make unlock' once, then 'make demo' again: trainings resume from their checkpoints."; exit 1; }
 	snakemake --configfile $(CONFIG) --report $$($(BIN)/python -m tts_pipeline where --config $(CONFIG) --report-path)
 	@$(BIN)/python -m tts_pipeline where --config $(CONFIG)
+
+unlock: $(STAMP)
+	snakemake --configfile $(CONFIG) --unlock
 
 test: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)

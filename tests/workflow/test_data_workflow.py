@@ -43,11 +43,12 @@ def snakemake(workdir: Path, *args: str, config: Path | None = None, check: bool
         "--directory", str(workdir),
         "--cores", "2",
     ]
+    command += args  # before --configfile, which would take a target as one more config file
     if config is not None:
         command += ["--configfile", str(config)]
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     env = {key: value for key, value in env.items() if not key.startswith("TTS_")}
-    result = subprocess.run([*command, *args], capture_output=True, text=True, env=env, cwd=workdir)
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=workdir)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result
@@ -206,7 +207,7 @@ def test_vocoder_contracts(demo_run):
 
 
 def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
-    workdir, _ = demo_run
+    workdir, config = demo_run
     from tts_pipeline import tracking
 
     settings = tracking.TrackingSettings.from_parts(results_dir=workdir / "results", experiment="demo")
@@ -226,6 +227,26 @@ def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
     assert manifest["tags"]["git_commit"]
     assert manifest["metrics"]["n_valid"] == 24
     assert manifest["params"]["data.split.val_size"] == "3"
+
+    # a dashboard: model-training experiment, loss curves in sections, what made each model
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    fastpitch = by_stage["train_fastpitch"]
+    assert {"train/loss", "val/loss", "val/loss_mel"} <= set(fastpitch["metrics"])
+    assert not any(key.startswith("final_") for key in fastpitch["metrics"])
+    artifacts = Path(fastpitch["artifact_uri"].removeprefix("file://"))
+    for name in ("model/model.pt", "metrics.json", "config.yaml", "logs/train_fastpitch.log"):
+        assert (artifacts / name).is_file(), name
+    assert "train_fastpitch" in (artifacts / "logs/train_fastpitch.log").read_text()
+    # the parent: one row per workflow run, with the figures two runs are compared by
+    parent = tracking.get_run(settings, parents[0].info.run_id)
+    for key in ("data/n_valid", "fastpitch/val_loss", "hifigan/val_loss_mel", "finetune_hifigan/val_loss_mel",
+                "benchmark/b1_fp32_x_real_time"):
+        assert key in parent["metrics"], key
+    assert parent["params"]["fastpitch.epochs"] == "2" and parent["tags"]["mlflow.user"]
+
+    # an invocation with nothing to do leaves no run
+    snakemake(workdir, config=config)
+    assert len(client.search_runs([experiment.experiment_id], "tags.kind = 'workflow'")) == 1
 
 
 def test_nothing_to_do_after_a_run(demo_run):
@@ -367,3 +388,43 @@ def test_a_pretrained_checkpoint_replaces_its_training_rule(demo_run, tmp_path):
     out = plan.stdout + plan.stderr
     assert "train_hifigan" not in jobs(plan) and "finetune_hifigan" in jobs(plan)
     assert f"--init-from {generator} --init-discriminators {discriminators}" in out
+
+
+def test_after_a_hard_kill_unlock_and_rerun_and_the_killed_runs_end_killed(tmp_path):
+    """``kill -9`` of Snakemake and its jobs mid-DAG (a power cut): the rerun names the lock, ``--unlock``
+    clears it, the rerun finishes, and the killed invocation's MLflow runs end KILLED, not RUNNING."""
+    import signal
+    import time
+
+    config = tiny_demo(tmp_path)
+    command = [
+        str(BIN / "snakemake"), "--snakefile", str(REPO / "workflow/Snakefile"),
+        "--workflow-profile", str(REPO / "workflow/profiles/default"), "--directory", str(tmp_path),
+        "--cores", "1", "features", "--configfile", str(config),
+    ]  # fmt: skip
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TTS_")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
+    victim = subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    mels = tmp_path / "results/demo/features/mels"  # the features job writes one file per utterance
+    deadline = time.monotonic() + 120
+    while victim.poll() is None and not any(mels.glob("*.npy")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert victim.poll() is None, "snakemake ended before the features job wrote anything"
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+
+    refused = snakemake(tmp_path, "features", config=config, check=False)
+    assert refused.returncode != 0 and "--unlock" in refused.stdout + refused.stderr
+    snakemake(tmp_path, "--unlock", config=config)
+    snakemake(tmp_path, "features", config=config)
+
+    import mlflow
+
+    client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'results/mlflow.db'}")
+    experiment = client.get_experiment_by_name("demo")
+    parents = client.search_runs([experiment.experiment_id], "tags.kind = 'workflow'", order_by=["start_time ASC"])
+    assert [run.info.status for run in parents] == ["KILLED", "FINISHED"]
+    # whether the features job had opened its run when it died is a race; no run stays RUNNING either way
+    everything = client.search_runs([experiment.experiment_id])
+    assert not [run.data.tags.get("rule") for run in everything if run.info.status == "RUNNING"]

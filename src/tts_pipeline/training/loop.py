@@ -351,6 +351,8 @@ class EpochLoop:
         self.final_checkpoint()
         # The epoch of the last step done (the counters point at the next one).
         final_epoch = state.epoch - 1 if state.batch_in_epoch == 0 else state.epoch
+        if self.window.count:  # the steps since the last logged window: a short run's curve has a point
+            self._log_window(final_epoch)
         last_val = next((entry for entry in reversed(state.history) if self.val_key in entry), None)
         if last_val is None or int(last_val["step"]) != state.step:
             final = self.validate(final_epoch)
