@@ -436,4 +436,6 @@ class Pipeline:
             validation=self.paths.validation, trainings=trainings, benchmark=self.paths.benchmark_json
         )
         logs = {row.rule: self.paths.log(row.rule) for row in stage_table.STAGES}
-        tracking.close_parent_run(status, summary=summary, job_logs=logs)
+        manifests = [path for path in map(self.paths.manifest, ("train", "val")) if Path(path).is_file()]
+        dataset = (self.config.corpus.name, manifests)
+        tracking.close_parent_run(status, summary=summary, job_logs=logs, dataset=dataset)

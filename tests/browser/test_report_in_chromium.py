@@ -7,20 +7,18 @@ with its heading, not a blank frame), every ``<audio>`` has a source Chromium de
 page shows the clip beside its ground truth and its spectrograms.
 
 Needs the ``browser`` extra (Playwright, driving the system's Chromium) and a ``chromium`` on PATH;
-``make test-browser`` installs both. Screenshots go to ``$REPORT_SCREENSHOT_DIR`` when it is set,
-else beside pytest's temporary folders.
+``make test-browser`` installs both. The shared fixtures (the tiny run, the browser, where screenshots
+go) are in ``conftest.py``.
 """
 
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from ..workflow.test_data_workflow import snakemake, tiny_demo
+from ..workflow.test_data_workflow import snakemake
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,40 +53,13 @@ PROBE_AUDIO = """async () => {
 }"""
 
 
-def chromium_executable() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("no chromium on PATH: `make test-browser` installs Debian's chromium")
-
-
 @pytest.fixture(scope="module")
-def report(tmp_path_factory) -> Path:
-    """The tiny demo DAG run for real, then ``snakemake --report report.html``.
-
-    ``$REPORT_RUN_DIR`` names a working directory to run it in instead of a fresh one: a finished tiny
-    run there is brought up to date (only what changed reruns) rather than run again.
-    """
-    chosen = os.environ.get("REPORT_RUN_DIR")
-    workdir = Path(chosen) if chosen else tmp_path_factory.mktemp("report_run")
-    config = tiny_demo(workdir)
-    snakemake(workdir, config=config)
+def report(tiny_run) -> Path:
+    """``snakemake --report report.html`` of the tiny demo run."""
+    workdir, config = tiny_run
     path = workdir / "report.html"
     snakemake(workdir, "--report", str(path), config=config)
     return path
-
-
-@pytest.fixture(scope="module")
-def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("Playwright is missing: `make test-browser` installs the browser extra (.[browser])")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_executable(), headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -102,13 +73,6 @@ def opened(browser, report):
     items = page.evaluate("results")  # path (relative to the working directory) -> entry
     yield page, errors, items, report.parent
     page.close()
-
-
-def screenshot_dir(tmp_path_factory) -> Path:
-    chosen = os.environ.get("REPORT_SCREENSHOT_DIR")
-    path = Path(chosen) if chosen else tmp_path_factory.getbasetemp() / "screenshots"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def show(page, path: str, item: dict):
@@ -206,11 +170,11 @@ def test_every_clip_plays_beside_its_ground_truth_and_its_spectrograms(opened):
     assert not errors, errors
 
 
-def test_the_audio_category_opens_from_the_menu(opened, tmp_path_factory):
+def test_the_audio_category_opens_from_the_menu(opened, screenshot_dir):
     """Click through the report as a reader does: Audio, held-out, the clip's view button; then Results,
     Features, pitch.png's view button."""
     page, errors, items, _ = opened
-    shots = screenshot_dir(tmp_path_factory)
+    shots = screenshot_dir
     page.evaluate("() => app.setView({navbarMode: 'menu', content: 'rulegraph'})")
     page.get_by_text("Audio", exact=True).click()
     page.get_by_text("held-out", exact=True).click()

@@ -239,7 +239,7 @@ def test_a_resumed_stage_continues_its_run_under_its_first_parent(results_dir: P
 def test_metric_names_fall_into_dashboard_sections(results_dir: Path) -> None:
     assert tracking.names.dashboard_name("train_loss_mel") == "train/loss_mel"
     assert tracking.names.dashboard_name("val_loss") == "val/loss"
-    assert tracking.names.dashboard_name("frames_per_s") == "speed/frames_per_s"
+    assert tracking.names.dashboard_name("frames_per_s") == "train/frames_per_s"
     assert tracking.names.dashboard_name("lr_gen") == "train/lr_gen"
     assert tracking.names.dashboard_name("epoch") == "epoch"
     assert tracking.names.dashboard_name("n_valid") == "n_valid"
@@ -285,12 +285,17 @@ def test_the_parent_holds_the_config_summary_and_job_logs(results_dir: Path, tmp
     )
     log_file = tmp_path / "manifest.log"
     log_file.write_text("manifest: 24 valid\n")
-    close_parent_run("FINISHED", summary={"fastpitch/val_loss": 0.5}, job_logs={"manifest": log_file})
+    close_parent_run("FINISHED", summary={"fastpitch/val_loss": 0.5}, job_logs={"manifest": log_file},
+                     dataset=("demo", [log_file]))
     parent = get_run(settings, parent_id)
     assert parent["metrics"] == {"fastpitch/val_loss": 0.5}
     assert parent["params"]["experiment"] == "exp-1" and parent["params"]["tracking.enabled"] == "true"
     assert parent["tags"]["dataset"] == config.corpus.name and parent["tags"]["mlflow.user"]
     assert (Path(parent["artifact_uri"].removeprefix("file://")) / "config.yaml").is_file()
+    import mlflow
+
+    [dataset] = mlflow.MlflowClient(settings.uri).get_run(parent_id).inputs.dataset_inputs
+    assert dataset.dataset.name == "demo"
     job = get_run(settings, done.run_id)
     job_artifacts = Path(job["artifact_uri"].removeprefix("file://"))
     assert (job_artifacts / "logs" / "manifest.log").read_text() == "manifest: 24 valid\n"

@@ -33,7 +33,11 @@ def run(args: argparse.Namespace) -> None:
         f"logs:         {paths.experiment}/logs/",
     ]
     if config.tracking.enabled:
+        from tts_pipeline import tracking
+
         uri = config.tracking.uri or f"sqlite:///{Path(config.results_dir) / 'mlflow.db'}"
+        experiment = tracking.experiment_id(tracking.TrackingSettings.from_config(config))
         lines.append(f"MLflow store: {uri}")
-        lines.append(f"MLflow UI:    mlflow ui --backend-store-uri {uri}   (then open http://127.0.0.1:5000)")
+        lines.append(f"MLflow UI:    mlflow ui --backend-store-uri {uri}   (or make mlflow-ui), then open")
+        lines.append(f"              {tracking.ui_url('http://127.0.0.1:5000', experiment)}")
     print("\n".join(lines))

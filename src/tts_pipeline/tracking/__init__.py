@@ -16,8 +16,8 @@ Modules: :mod:`.settings` (where and whether to log), :mod:`.client` (the locked
 :mod:`.tags` (tags and params), :mod:`.runs` (parent and child runs), :mod:`.queries` (reading runs).
 """
 
-from tts_pipeline.tracking.client import LockedClient
-from tts_pipeline.tracking.queries import find_child_runs, get_run, metric_history
+from tts_pipeline.tracking.client import LockedClient, ui_url
+from tts_pipeline.tracking.queries import experiment_id, find_child_runs, get_run, metric_history
 from tts_pipeline.tracking.runs import StageRun, close_parent_run, open_parent_run, stage_run
 from tts_pipeline.tracking.settings import (
     ARTIFACTS_DIR,
@@ -46,6 +46,7 @@ __all__ = [
     "TrackingSettings",
     "close_parent_run",
     "default_uri",
+    "experiment_id",
     "find_child_runs",
     "flatten_params",
     "get_run",
@@ -54,4 +55,5 @@ __all__ = [
     "open_parent_run",
     "settings_from_env",
     "stage_run",
+    "ui_url",
 ]

@@ -100,6 +100,16 @@ MODEL_TRAINING = "custom_model_development"
 compare), not as a GenAI app (traces, evaluations)."""
 
 
+def ui_url(base: str, experiment_id: str | None) -> str:
+    """The MLflow UI's page of an experiment's runs, in its model-training view.
+
+    MLflow 3.17's UI opens the view a browser last chose (GenAI on a first visit) whatever the
+    experiment's kind; ``workflowType`` in the address picks model training.
+    """
+    view = "?workflowType=machine_learning"
+    return f"{base}/#/experiments/{experiment_id}/runs{view}" if experiment_id else f"{base}/#/experiments{view}"
+
+
 def find_experiment_id(client: MlflowClient, settings: TrackingSettings, *, create: bool = True) -> str | None:
     """Id of the settings' experiment, created (with its artifact location, as model training) or
     restored if needed."""

@@ -24,6 +24,16 @@ def _run_summary(run: Any) -> dict[str, Any]:
     }
 
 
+def experiment_id(settings: TrackingSettings) -> str | None:
+    """The settings' experiment id, or None when the store or the experiment does not exist yet."""
+    from tts_pipeline.tracking.settings import sqlite_path
+
+    db_path = sqlite_path(settings.uri)
+    if db_path is not None and not db_path.is_file():
+        return None  # asking would create an empty store
+    return LockedClient(settings.uri).call(lambda client: find_experiment_id(client, settings, create=False))
+
+
 def get_run(settings: TrackingSettings, run_id: str) -> dict[str, Any]:
     """One run as a plain dict: run_id, name, status, artifact_uri, tags, params, metrics (latest)."""
     return LockedClient(settings.uri).call(lambda client: _run_summary(client.get_run(run_id)))

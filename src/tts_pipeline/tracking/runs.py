@@ -105,6 +105,7 @@ def close_parent_run(
     *,
     summary: Mapping[str, float] | None = None,
     job_logs: Mapping[str, str | Path] | None = None,
+    dataset: tuple[str, Sequence[str | Path]] | None = None,
 ) -> None:
     """End the parent run named by ``TTS_PARENT_RUN_ID`` with ``FINISHED``, ``FAILED`` or ``KILLED``.
 
@@ -115,6 +116,7 @@ def close_parent_run(
             parent run so that two workflow runs compare side by side, one row each.
         job_logs: rule -> its log file; each job run of this invocation gets its log as an artifact
             (``logs/<rule>.log``).
+        dataset: ``(name, manifest files)``: the data the workflow's models were trained on.
 
     A parent run whose invocation ran no tracked job is deleted instead: an invocation with nothing
     to do leaves no trace in the runs table. Job runs still RUNNING (a job killed from outside, which
@@ -146,6 +148,8 @@ def close_parent_run(
                 # a resumed run collects one log per invocation
                 resumed = job.data.tags.get("mlflow.parentRunId") != run_id
                 client.log_artifact(job.info.run_id, str(path), f"logs/{run_id}" if resumed else "logs")
+        if dataset is not None and dataset[1]:
+            client.log_inputs(run_id, datasets=[dataset_input(*dataset)])
         if summary:
             timestamp = int(time.time() * 1000)
             metrics = [Metric(key, float(value), timestamp, 0) for key, value in summary.items()]
@@ -299,23 +303,24 @@ class StageRun:
         bytes (the manifests: the same utterances give the same digest) and where they are."""
         if not self.active or not files:
             return
-        from mlflow.entities import Dataset, DatasetInput, InputTag
-
-        digest = hashlib.sha256()
-        for path in files:
-            digest.update(Path(path).read_bytes())
-        dataset = Dataset(
-            name=name,
-            digest=digest.hexdigest()[:16],
-            source_type="local",
-            source=str(Path(files[0]).resolve().parent),
-        )
-        entry = DatasetInput(dataset, tags=[InputTag(key="mlflow.data.context", value=context)])
+        entry = dataset_input(name, files, context)
         self._call(lambda client: client.log_inputs(self.run_id, datasets=[entry]))
 
     def _call(self, operation: Callable[[MlflowClient], T]) -> T:
         assert self._client is not None
         return self._client.call(operation)
+
+
+def dataset_input(name: str, files: Sequence[str | Path], context: str = "training") -> Any:
+    """An MLflow dataset input: ``name``, a digest of ``files``' bytes, the folder they are in."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(Path(path).read_bytes())
+    source = str(Path(files[0]).resolve().parent)
+    dataset = Dataset(name=name, digest=digest.hexdigest()[:16], source_type="local", source=source)
+    return DatasetInput(dataset, tags=[InputTag(key="mlflow.data.context", value=context)])
 
 
 def _rank_from_env(environ: Mapping[str, str] | None = None) -> int:
