@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml tools/install-torch
 
 demo: $(STAMP)
 	snakemake --configfile $(CONFIG) --cores $(CORES) --quiet reason $(SNAKEMAKE_ARGS)
-	snakemake --configfile $(CONFIG) --report $$($(BIN)/python -m tts_pipeline where --config $(CONFIG) --report-path)
+	snakemake --configfile $(CONFIG) --report "$$($(BIN)/python -m tts_pipeline where --config $(CONFIG) --report-path)"
 	@$(BIN)/python -m tts_pipeline where --config $(CONFIG)
 
 test: $(STAMP)
