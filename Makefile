@@ -35,7 +35,7 @@ demo: $(STAMP)
 	@snakemake --configfile $(CONFIG) --cores $(CORES) --quiet reason $(SNAKEMAKE_ARGS) || { \
 	  echo "make demo: Snakemake stopped. If it says 'Directory cannot be locked' (a run was killed hard)," \
 	       "run 'make unlock' once, then 'make demo' again: trainings resume from their checkpoints."; exit 1; }
-	snakemake --configfile $(CONFIG) --report $$($(BIN)/python -m tts_pipeline where --config $(CONFIG) --report-path)
+	snakemake --configfile $(CONFIG) --report "$$($(BIN)/python -m tts_pipeline where --config $(CONFIG) --report-path)"
 	@$(BIN)/python -m tts_pipeline where --config $(CONFIG)
 
 unlock: $(STAMP)

@@ -52,3 +52,23 @@ def test_folders_that_exist_or_can_be_made_pass(tmp_path, demo):
     demo["tracking"]["uri"] = f"sqlite:///{tmp_path}/store/mlflow.db"
     (tmp_path / "results").mkdir()
     wiring.Pipeline(demo)
+
+
+def test_a_question_mark_on_the_way_to_the_default_store_is_refused(tmp_path, demo):
+    # sqlite:///<results_dir>/mlflow.db: SQLAlchemy would open the database at the part before '?'.
+    demo["results_dir"] = str(tmp_path / "runs?v=2" / "results")
+    with pytest.raises(ConfigError, match=r"results_dir: .*runs\?v=2.* contains '\?'"):
+        wiring.Pipeline(demo)
+    demo["tracking"]["uri"] = f"sqlite:///{tmp_path}/store/mlflow.db"
+    wiring.Pipeline(demo)  # the store lives elsewhere: the folder itself is fine
+    demo["tracking"]["uri"] = None
+    demo["tracking"]["enabled"] = False
+    wiring.Pipeline(demo)
+
+
+def test_shell_characters_in_folder_names_are_accepted(tmp_path, demo):
+    """The rules quote every path (tests/workflow runs the whole DAG in such a folder)."""
+    hostile = tmp_path / "a b 'c' \"d\" $(touch INJECTED) `touch INJECTED2` %20 #e"
+    demo["results_dir"] = str(hostile / "results")
+    demo["resources_dir"] = str(hostile / "resources")
+    wiring.Pipeline(demo)

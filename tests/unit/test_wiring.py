@@ -260,3 +260,18 @@ def test_a_stage_run_by_hand_reads_its_slice_from_a_config_file(demo, capsys):
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
     assert "--section JSON | --config YAML" in capsys.readouterr().err
+
+
+def test_every_path_a_rule_hands_its_shell_is_quoted():
+    """``{x:q}`` for every placeholder of every ``shell:`` but the integers Snakemake fills in itself
+    (``threads``, and ``resources.gpu``, which the typed config keeps an integer). The workflow tests
+    run the tiny DAG in a folder named like a shell injection; this covers rules outside that DAG too."""
+    unquoted_integers = {"threads", "resources.gpu"}
+    for rule, block in _rule_blocks().items():
+        shell = block.split("\n    shell:\n", 1)[1]
+        literals = re.findall(r'^\s*"((?:[^"\\]|\\.)*)"', shell, re.M)
+        assert literals, f"rule {rule}: no shell command found"
+        placeholders = [name for literal in literals for name in re.findall(r"\{([^{}]+)\}", literal)]
+        assert placeholders, rule
+        loose = [name for name in placeholders if not name.endswith(":q") and name not in unquoted_integers]
+        assert not loose, f"rule {rule}: quote {loose} with :q"

@@ -120,11 +120,34 @@ def test_bad_config_fails_before_any_job(tmp_path):
     assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
 
 
+# A folder name a shell would run if any rule, stage or make target handed it over unquoted.
+HOSTILE = "out dir 'single' \"double\" $(touch INJECTED) `touch INJECTED2`"
+INJECTED = {"INJECTED", "INJECTED2"}
+
+
+def demo_dirs() -> dict[str, str]:
+    """``results_dir`` and ``resources_dir`` of the shared run: in the ``HOSTILE`` folder of its working
+    folder, relative as in ``config/demo.yaml``."""
+    return {"results_dir": f"{HOSTILE}/results", "resources_dir": f"{HOSTILE}/resources"}
+
+
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    """One real run of corpus + manifest on a tiny demo corpus, shared by the tests below."""
+    """One real run of the whole tiny DAG (``all``), shared by the tests below.
+
+    ``results_dir`` and ``resources_dir`` lie in a folder named like a shell injection (``HOSTILE``:
+    a space, both quotes, ``$(...)`` and backticks), so every rule's command, every stage, the MLflow
+    store and ``snakemake --report`` meet that name; the last test checks that nothing ran. This is
+    the module's only end-to-end run (about 2.5 min on 2 cores): a second one with ordinary folders
+    would double the module's cost and test nothing more, since ordinary paths give the same shell
+    commands (``:q`` leaves them as they are). Tests that rewrite the config pass ``demo_dirs()``.
+
+    The working directory itself keeps an ordinary name: MLflow (3.x) writes the artifact location
+    of its "Default" experiment, ``<cwd>/mlruns/0``, into an SQL statement with Python's ``repr``,
+    which SQLite rejects when the current folder's name holds both kinds of quote.
+    """
     workdir = tmp_path_factory.mktemp("demo_run")
-    config = tiny_demo(workdir)
+    config = tiny_demo(workdir, **demo_dirs())
     result = snakemake(workdir, "--quiet", "reason", config=config)  # as `make demo` runs it
     (workdir / "terminal.txt").write_text(result.stdout + result.stderr)
     return workdir, config
@@ -133,25 +156,28 @@ def demo_run(tmp_path_factory):
 def test_the_terminal_shows_a_line_per_job_and_training_progress(demo_run):
     workdir, _ = demo_run
     terminal = (workdir / "terminal.txt").read_text()
+    logs = re.escape(f"{HOSTILE}/results/demo/logs/")
     for stage in STAGES:
-        assert re.search(rf"^Job \d+: {stage}: .+ \(log: results/demo/logs/{stage}\.log\)$", terminal, re.M), stage
+        assert re.search(rf"^Job \d+: {stage}: .+ \(log: {logs}{stage}\.log\)$", terminal, re.M), stage
     for section in ("aligner", "hifigan", "fastpitch"):
         assert re.search(rf"^{section}: epoch \d+/\d+ \(step \d+\): .*s/epoch", terminal, re.M), section
-    # the lines the stages print (Snakemake's own header names absolute paths of any length)
-    ours = [line for line in terminal.splitlines() if re.match(r"(Job \d+: |\w+: epoch )", line)]
+    # the lines the stages print (Snakemake's own header names absolute paths of any length), with the
+    # results folder named as in config/demo.yaml
+    ours = [line.replace(f"{HOSTILE}/", "") for line in terminal.splitlines()
+            if re.match(r"(Job \d+: |\w+: epoch )", line)]
     assert ours and max(len(line) for line in ours) <= 300
     assert "--section" not in terminal  # the commands (2 KB of JSON each) only with -p
 
 
 def test_contract_files(demo_run):
     workdir, _ = demo_run
-    corpus = workdir / "resources/demo"
+    corpus = workdir / HOSTILE / "resources/demo"
     assert len(list((corpus / "wavs").glob("*.wav"))) == 24
     assert len((corpus / "metadata.csv").read_text().splitlines()) == 24
     record = json.loads((corpus / "corpus.json").read_text())
     assert record["n_wavs"] == 24 and record["source"] == "demo"
 
-    data = workdir / "results/demo/data"
+    data = workdir / HOSTILE / "results/demo/data"
     splits = {name: [json.loads(line) for line in (data / f"manifest.{name}.jsonl").read_text().splitlines()]
               for name in ("train", "val", "test")}
     assert {name: len(records) for name, records in splits.items()} == {"train": 18, "val": 3, "test": 3}
@@ -164,20 +190,20 @@ def test_contract_files(demo_run):
     validation = json.loads((data / "validation.json").read_text())
     assert validation["n_valid"] == 24 and validation["n_rejected"] == 0
     for stage in STAGES:
-        assert (workdir / f"results/demo/logs/{stage}.log").is_file()
-        assert (workdir / f"results/demo/benchmarks/{stage}.tsv").is_file()
+        assert (workdir / HOSTILE / f"results/demo/logs/{stage}.log").is_file()
+        assert (workdir / HOSTILE / f"results/demo/benchmarks/{stage}.tsv").is_file()
 
 
 def test_feature_contracts(demo_run):
     """Mels (n_mels, n_samples // hop), pitch (T,), durations summing to T, one per symbol."""
     workdir, _ = demo_run
-    features = workdir / "results/demo/features"
+    features = workdir / HOSTILE / "results/demo/features"
     index = [json.loads(line) for line in (features / "features.jsonl").read_text().splitlines()]
     assert len(index) == 24
     records = {
         json.loads(line)["id"]: json.loads(line)
         for split in ("train", "val", "test")
-        for line in (workdir / f"results/demo/data/manifest.{split}.jsonl").read_text().splitlines()
+        for line in (workdir / HOSTILE / f"results/demo/data/manifest.{split}.jsonl").read_text().splitlines()
     }
     for entry in index:
         mel = np.load(features / "mels" / f"{entry['id']}.npy")
@@ -192,7 +218,7 @@ def test_feature_contracts(demo_run):
     assert 50 < stats["mean"] < 400 and stats["std"] > 0
     summary = json.loads((features / "durations.json").read_text())
     assert summary["alignment_quality"]["n_evaluated"] == 3
-    assert (workdir / "results/demo/aligner/model.pt").is_file()
+    assert (workdir / HOSTILE / "results/demo/aligner/model.pt").is_file()
 
 
 def test_vocoder_contracts(demo_run):
@@ -200,9 +226,9 @@ def test_vocoder_contracts(demo_run):
     workdir, _ = demo_run
     from tts_pipeline.models.hifigan.model_file import load_generator
 
-    generator, info = load_generator(workdir / "results/demo/hifigan/model.pt")
+    generator, info = load_generator(workdir / HOSTILE / "results/demo/hifigan/model.pt")
     assert info.step > 0
-    metrics = json.loads((workdir / "results/demo/hifigan/metrics.json").read_text())
+    metrics = json.loads((workdir / HOSTILE / "results/demo/hifigan/metrics.json").read_text())
     assert metrics["step"] > 0 and metrics["val_loss_mel"] > 0
 
 
@@ -210,7 +236,7 @@ def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
     workdir, config = demo_run
     from tts_pipeline import tracking
 
-    settings = tracking.TrackingSettings.from_parts(results_dir=workdir / "results", experiment="demo")
+    settings = tracking.TrackingSettings.from_parts(results_dir=workdir / HOSTILE / "results", experiment="demo")
     import mlflow
 
     client = mlflow.MlflowClient(settings.uri)
@@ -257,7 +283,7 @@ def test_nothing_to_do_after_a_run(demo_run):
 
 def test_rerunning_one_stage_reruns_it_and_its_dependants_only(demo_run):
     workdir, config = demo_run
-    experiment = workdir / "results/demo"
+    experiment = workdir / HOSTILE / "results/demo"
     upstream = [experiment / "fastpitch/model.pt", experiment / "hifigan_finetuned/model.pt",
                 experiment / "fastpitch_mels/index.json", experiment / "features/features.jsonl"]
     downstream = [experiment / "inference/manifest.jsonl", experiment / "benchmark/report.json",
@@ -276,7 +302,7 @@ def test_rerunning_one_stage_reruns_it_and_its_dependants_only(demo_run):
 
 def test_benchmark_and_report_contracts(demo_run):
     workdir, config = demo_run
-    experiment = workdir / "results/demo"
+    experiment = workdir / HOSTILE / "results/demo"
     report = json.loads((experiment / "benchmark/report.json").read_text())
     rows = report["speed"]["rows"]  # the demo times fp32 and bf16 (native or emulated, any CPU runs it)
     assert {(row["precision"], row["batch_size"]) for row in rows} == {(p, b) for p in ("fp32", "bf16") for b in (1, 2)}
@@ -299,17 +325,17 @@ def test_benchmark_and_report_contracts(demo_run):
     page = pages["held-out"][0].read_text()
     assert page.count("data:image/png;base64,") == 1 and page.count("<audio") == 4
     assert page.count("data:audio/flac;base64,") == 4
-    html = workdir / "report.html"
+    html = experiment / "report.html"  # where `make demo` writes it
     snakemake(workdir, "--report", str(html), config=config)
     assert html.stat().st_size > 100_000
 
 
 def test_changing_the_split_reruns_the_manifest_not_the_corpus(demo_run):
     workdir, _ = demo_run
-    record = workdir / "resources/demo/corpus.json"
-    validation = workdir / "results/demo/data/validation.json"
+    record = workdir / HOSTILE / "resources/demo/corpus.json"
+    validation = workdir / HOSTILE / "results/demo/data/validation.json"
     before = (record.stat().st_mtime_ns, validation.stat().st_mtime_ns)
-    config = tiny_demo(workdir, data__split__seed=99)
+    config = tiny_demo(workdir, **demo_dirs(), data__split__seed=99)
 
     # (`--list-changes params` over-reports in Snakemake 9.27: it lists every output with stored
     # params. The dry run's job list and reasons are exact.)
@@ -325,7 +351,7 @@ def test_changing_the_split_reruns_the_manifest_not_the_corpus(demo_run):
 
 def test_changing_a_pitch_setting_reruns_features_and_dependants_only(demo_run):
     workdir, _ = demo_run
-    config = tiny_demo(workdir, data__split__seed=99, pitch__floor_hz=70.0)
+    config = tiny_demo(workdir, **demo_dirs(), data__split__seed=99, pitch__floor_hz=70.0)
     plan = snakemake(workdir, "-n", config=config)
     for rule in ("features", "train_aligner", "durations"):
         assert rule in jobs(plan)
@@ -335,7 +361,7 @@ def test_changing_a_pitch_setting_reruns_features_and_dependants_only(demo_run):
 
 def test_fastpitch_mels_have_the_ground_truth_frame_count(demo_run):
     workdir, _ = demo_run
-    experiment = workdir / "results/demo"
+    experiment = workdir / HOSTILE / "results/demo"
     index = json.loads((experiment / "fastpitch_mels/index.json").read_text())
     ids = [json.loads(line)["id"] for line in (experiment / "features/features.jsonl").read_text().splitlines()]
     assert len(ids) == 24
@@ -349,7 +375,7 @@ def test_fastpitch_mels_have_the_ground_truth_frame_count(demo_run):
 
 def test_fine_tuning_reports_base_and_fine_tuned_losses_and_leaves_the_base_alone(demo_run):
     workdir, _ = demo_run
-    experiment = workdir / "results/demo"
+    experiment = workdir / HOSTILE / "results/demo"
     metrics = json.loads((experiment / "hifigan_finetuned/metrics.json").read_text())
     assert metrics["val_loss_mel_start"] > 0 and metrics["val_loss_mel"] > 0
     from tts_pipeline.models.hifigan.model_file import load_generator
@@ -362,7 +388,7 @@ def test_fine_tuning_reports_base_and_fine_tuned_losses_and_leaves_the_base_alon
 
 def test_changing_fastpitch_reruns_fastpitch_and_fine_tuning_not_the_base_vocoder(demo_run):
     workdir, _ = demo_run
-    config = tiny_demo(workdir, data__split__seed=99, fastpitch__learning_rate=0.04)
+    config = tiny_demo(workdir, **demo_dirs(), data__split__seed=99, fastpitch__learning_rate=0.04)
     plan = snakemake(workdir, "-n", config=config)
     for rule in ("train_fastpitch", "extract_fastpitch_mels", "finetune_hifigan"):
         assert rule in jobs(plan)
@@ -428,3 +454,44 @@ def test_after_a_hard_kill_unlock_and_rerun_and_the_killed_runs_end_killed(tmp_p
     # whether the features job had opened its run when it died is a race; no run stays RUNNING either way
     everything = client.search_runs([experiment.experiment_id])
     assert not [run.data.tags.get("rule") for run in everything if run.info.status == "RUNNING"]
+
+
+def test_the_hostile_folder_holds_every_output_and_no_command_ran_from_its_name(demo_run, tmp_path_factory):
+    """Last in the module, after every run, rerun and report: the name reached no shell unquoted."""
+    workdir, _ = demo_run
+    assert all(hazard in HOSTILE for hazard in (" ", "'", '"', "$(touch ", "`touch "))
+    experiment = workdir / HOSTILE / "results/demo"
+    for path in ("benchmark/report.json", "inference/manifest.jsonl", "report/benchmark.html"):
+        assert (experiment / path).is_file(), path
+    assert (workdir / HOSTILE / "resources/demo/corpus.json").is_file()
+
+    # MLflow: the store, its runs and their artifacts are in the folder (no ./mlruns, no other database)
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    import mlflow
+
+    assert {path.name for path in (workdir / HOSTILE / "results").iterdir()} >= {"demo", "mlflow.db", "mlartifacts"}
+    assert not list(workdir.rglob("mlruns"))
+    assert list(workdir.rglob("*.db")) == [workdir / HOSTILE / "results/mlflow.db"]
+    client = mlflow.MlflowClient(f"sqlite:///{workdir / HOSTILE / 'results/mlflow.db'}")
+    experiment_id = client.get_experiment_by_name("demo").experiment_id
+    runs = client.search_runs([experiment_id])
+    assert {run.data.tags.get("stage") for run in runs} >= set(STAGES)
+    artifacts = workdir / HOSTILE / "results/mlartifacts/demo"
+    for run in runs:
+        assert Path(url2pathname(urlparse(run.info.artifact_uri).path)).is_relative_to(artifacts)
+    assert any(path.is_file() for path in artifacts.rglob("*"))
+
+    # $(touch INJECTED) or `touch INJECTED2` would have left a file in the shell's folder: the working
+    # folder (anywhere below the session's temporary folders), the repository or the current folder.
+    places = [*tmp_path_factory.getbasetemp().rglob("INJECTED*"), *REPO.glob("INJECTED*"),
+              *(REPO / "workflow").glob("INJECTED*"), *Path.cwd().glob("INJECTED*")]
+    assert not [path for path in places if path.name in INJECTED]
+
+
+def test_nothing_is_written_beside_the_configured_folders(demo_run):
+    """No stage falls back to the default ``results``/``resources`` (or MLflow's ``./mlruns``)."""
+    workdir, _ = demo_run
+    beside = {path.name for path in workdir.iterdir()} - {HOSTILE, ".snakemake", "config.yaml", "terminal.txt"}
+    assert not beside, f"only Snakemake's records and the config beside the folder, not {beside}"

@@ -1,9 +1,14 @@
 """Print where a config's outputs are: corpus, manifests, models, audio, benchmark, report, logs, and the
-MLflow store and UI command."""
+MLflow store and UI command.
+
+The commands it prints quote their paths for a POSIX shell, so they can be pasted as they are even when
+``results_dir`` holds spaces or quotes. ``--report-path`` prints the bare path, for ``"$(...)"``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 
@@ -29,7 +34,8 @@ def run(args: argparse.Namespace) -> None:
         f"models:       {paths.fastpitch_model}, {paths.hifigan_finetuned_model}",
         f"audio:        {Path(paths.inference_manifest).parent}/*.wav",
         f"benchmark:    {paths.benchmark_md}",
-        f"report:       {paths.html_report}   (snakemake --report {paths.html_report} --configfile {args.config})",
+        f"report:       {paths.html_report}   (snakemake --report {shlex.quote(paths.html_report)}"
+        f" --configfile {shlex.quote(str(args.config))})",
         f"logs:         {paths.experiment}/logs/",
     ]
     if config.tracking.enabled:
@@ -38,6 +44,6 @@ def run(args: argparse.Namespace) -> None:
         uri = config.tracking.uri or f"sqlite:///{Path(config.results_dir) / 'mlflow.db'}"
         experiment = tracking.experiment_id(tracking.TrackingSettings.from_config(config))
         lines.append(f"MLflow store: {uri}")
-        lines.append(f"MLflow UI:    mlflow ui --backend-store-uri {uri}   (or make mlflow-ui), then open")
+        lines.append(f"MLflow UI:    mlflow ui --backend-store-uri {shlex.quote(uri)}   (or make mlflow-ui), then open")
         lines.append(f"              {tracking.ui_url('http://127.0.0.1:5000', experiment)}")
     print("\n".join(lines))

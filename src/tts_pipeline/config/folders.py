@@ -4,6 +4,12 @@
 stages. A file already standing where one of them (or a folder above it) must go would end a job with
 a raw ``NotADirectoryError`` / ``FileExistsError``; this check names the key and the path instead.
 Relative paths are taken from the working directory, as the workflow and the stages take them.
+
+Any character may appear in these folders (the rules quote every path they hand a shell) except a
+``?`` on the way to the default MLflow store: in ``sqlite:///<results_dir>/mlflow.db`` SQLAlchemy
+reads it as the start of the URI's query and would open a database somewhere else, silently.
+SQLAlchemy takes the rest of the path literally (spaces, quotes, ``$``, ``%``, ``#``), so the URI is
+not percent-encoded.
 """
 
 from __future__ import annotations
@@ -28,6 +34,18 @@ def folder_problem(folder: Path) -> str | None:
     return None
 
 
+def query_mark_problem(results_dir: Path) -> str | None:
+    """Why the default SQLite store cannot live in ``results_dir``, or None when it can."""
+    absolute = results_dir.resolve()
+    if "?" not in str(absolute):
+        return None
+    return (
+        f"'{absolute}' contains '?', which the MLflow store's URI (sqlite:///<results_dir>/mlflow.db) "
+        "reads as the start of its query: choose a folder without '?', set tracking.uri, or set "
+        "tracking.enabled: false"
+    )
+
+
 def check_folders(config: PipelineConfig, source: str = "<dict>") -> None:
     """Raise :class:`ConfigError` naming every folder key whose path is blocked by a file."""
     from tts_pipeline.tracking.settings import sqlite_path
@@ -37,6 +55,10 @@ def check_folders(config: PipelineConfig, source: str = "<dict>") -> None:
         problem = folder_problem(Path(getattr(config, key)))
         if problem:
             problems.append(f"  - {key}: {problem}")
+    if config.tracking.enabled and config.tracking.uri is None:
+        problem = query_mark_problem(Path(config.results_dir))
+        if problem:
+            problems.append(f"  - results_dir: {problem}")
     database = sqlite_path(config.tracking.uri) if config.tracking.enabled and config.tracking.uri else None
     if database is not None:
         problem = folder_problem(database.parent)
