@@ -36,7 +36,7 @@ def test_the_printed_commands_survive_a_paste_into_a_shell(tmp_path, config, cap
     report = str(tmp_path / HOSTILE / "results" / "demo" / "report.html")
     command = lines["report"].split("   (", 1)[1].removesuffix(")")
     assert shlex.split(command) == ["snakemake", "--report", report, "--configfile", str(config)]
-    ui = lines["MLflow UI"].split("   (then open")[0]
+    ui = lines["MLflow UI"].split("   (or make mlflow-ui)")[0]
     database = str(tmp_path / HOSTILE / "results" / "mlflow.db")
     assert shlex.split(ui) == ["mlflow", "ui", "--backend-store-uri", f"sqlite:///{database}"]
 

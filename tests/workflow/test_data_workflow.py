@@ -259,7 +259,10 @@ def test_mlflow_has_a_parent_run_with_one_child_per_job(demo_run):
     fastpitch = by_stage["train_fastpitch"]
     assert {"train/loss", "val/loss", "val/loss_mel"} <= set(fastpitch["metrics"])
     assert not any(key.startswith("final_") for key in fastpitch["metrics"])
-    artifacts = Path(fastpitch["artifact_uri"].removeprefix("file://"))
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    artifacts = Path(url2pathname(urlparse(fastpitch["artifact_uri"]).path))  # a file:// URI, percent-encoded
     for name in ("model/model.pt", "metrics.json", "config.yaml", "logs/train_fastpitch.log"):
         assert (artifacts / name).is_file(), name
     assert "train_fastpitch" in (artifacts / "logs/train_fastpitch.log").read_text()
