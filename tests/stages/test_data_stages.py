@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -174,3 +175,68 @@ def test_manifest_resamples_when_allowed(tmp_path, flawed_corpus):
     resampled = records["slow_rate"]
     assert resampled["sample_rate"] == RATE
     assert sf.info(resampled["wav"]).samplerate == RATE
+
+
+@pytest.fixture
+def every_kind_of_bad_clip(tmp_path) -> tuple[Path, dict[str, str]]:
+    """A corpus with one utterance per kind of bad input beside four good ones: (folder, id -> reason)."""
+    root = tmp_path / "zoo"
+    wavs = root / "wavs"
+    wavs.mkdir(parents=True)
+    good = {f"good{i}": speechlike(1.0, i) for i in range(4)}
+    for name, samples in good.items():
+        sf.write(wavs / f"{name}.wav", samples, RATE, subtype="PCM_16")
+    some_nan = speechlike(1.0)
+    some_nan[100:110] = np.nan
+    sf.write(wavs / "some_nan.wav", some_nan, RATE, subtype="FLOAT")
+    sf.write(wavs / "all_nan.wav", np.full(RATE, np.nan, np.float32), RATE, subtype="FLOAT")
+    one_inf = speechlike(1.0)
+    one_inf[500] = np.inf
+    sf.write(wavs / "one_inf.wav", one_inf, RATE, subtype="FLOAT")
+    (wavs / "zero_bytes.wav").write_bytes(b"")
+    (wavs / "not_audio.wav").write_bytes(b"RIFF" + bytes(range(200)))
+    sf.write(wavs / "stereo.wav", np.stack([speechlike(1.0)] * 2, axis=1), RATE, subtype="PCM_16")
+    sf.write(wavs / "slow_rate.wav", speechlike(1.0)[:16000], 16000, subtype="PCM_16")
+    sf.write(wavs / "tiny.wav", speechlike(0.1), RATE, subtype="PCM_16")
+    sf.write(wavs / "too_long.wav", speechlike(21.0), RATE, subtype="PCM_16")
+    sf.write(wavs / "clipped.wav", np.sign(speechlike(1.0)), RATE, subtype="PCM_16")
+    outside = tmp_path / "elsewhere.wav"
+    sf.write(outside, speechlike(1.0), RATE, subtype="PCM_16")
+    (wavs / "linked_out.wav").symlink_to(outside)
+    sf.write(wavs / "no_text.wav", speechlike(1.0), RATE, subtype="PCM_16")
+    sf.write(wavs / "emoji.wav", speechlike(1.0), RATE, subtype="PCM_16")
+    sf.write(wavs / "orphan.wav", speechlike(1.0), RATE, subtype="PCM_16")  # no metadata line
+    texts = {name: "A short sentence." for name in [*good, "some_nan", "all_nan", "one_inf", "zero_bytes",
+                                                      "not_audio", "stereo", "slow_rate", "tiny", "too_long",
+                                                      "clipped", "linked_out", "no_wav"]}  # fmt: skip
+    texts.update(no_text="", emoji="Caf\u00e9 \U0001F600 menu.")
+    lines = [f"{name}|{text}|{text}" for name, text in texts.items()]
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = {
+        "some_nan": "non_finite_audio", "all_nan": "non_finite_audio", "one_inf": "non_finite_audio",
+        "zero_bytes": "empty_audio", "not_audio": "unreadable_audio", "stereo": "multichannel",
+        "slow_rate": "wrong_sample_rate", "tiny": "too_short", "too_long": "too_long", "clipped": "clipped",
+        "linked_out": "outside_corpus", "no_text": "empty_text", "emoji": "unknown_characters",
+        "no_wav": "missing_wav", "orphan": "wav_without_metadata",
+    }  # fmt: skip
+    return root, expected
+
+
+def test_every_kind_of_bad_clip_is_named_and_none_reaches_a_manifest(tmp_path, every_kind_of_bad_clip, capsys):
+    corpus, expected = every_kind_of_bad_clip
+    run_stage(*_manifest_argv(tmp_path, corpus, on_invalid="skip"))
+    validation = json.loads((tmp_path / "out/validation.json").read_text())
+    rejected = {r["id"]: r["reason"] for r in validation["rejections"]}
+    assert rejected == expected
+    records = [json.loads(line) for split in ("train", "val", "test")
+               for line in (tmp_path / f"out/manifest.{split}.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == ["good0", "good1", "good2", "good3"]
+
+    shutil.rmtree(tmp_path / "out")
+    with pytest.raises(SystemExit) as exit_info:
+        run_stage(*_manifest_argv(tmp_path, corpus, on_invalid="error"))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    for utterance_id, reason in expected.items():
+        assert utterance_id in err and reason in err, (utterance_id, reason)
+    assert not (tmp_path / "out").exists()
