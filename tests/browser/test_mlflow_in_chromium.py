@@ -141,12 +141,14 @@ def test_two_workflow_runs_compare_side_by_side(server, store, page, screenshot_
     _, experiment_id, parents, _, _ = store
     page, errors = page
     runs = json.dumps([run.info.run_id for run in parents[:2]])
-    page.goto(f"{server}/#/compare-runs?runs={runs}&experiments={json.dumps([experiment_id])}")
+    experiments = json.dumps([experiment_id])
+    page.goto(f"{server}/#/compare-runs?runs={runs}&experiments={experiments}&workflowType=machine_learning")
     page.get_by_text("Comparing 2 Runs", exact=False).first.wait_for()
     # params and summary figures, one column per workflow run (the tables draw their first rows)
     for text in ("aligner.epochs", "aligner/val_loss", "benchmark/asr_closed_cer_tts", "config_hash"):
         page.get_by_text(text, exact=True).first.wait_for()
     close_assistant(page)
+    page.get_by_text("Metrics", exact=True).first.scroll_into_view_if_needed()
     page.screenshot(path=screenshot_dir / "mlflow-compare.png", full_page=False)
     assert not errors, errors
 
