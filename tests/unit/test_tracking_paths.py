@@ -49,3 +49,20 @@ def test_a_stage_run_logs_into_the_store_inside_that_folder(tmp_path, monkeypatc
     # nothing beside the folder: no database opened at a truncated or percent-decoded path, no ./mlruns
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted([HOSTILE, "sample.txt"])
     assert sorted(path.name for path in (tmp_path / HOSTILE).iterdir()) == ["results"]
+
+
+def test_a_new_store_opens_from_a_folder_named_with_both_quotes(tmp_path, monkeypatch):
+    """MLflow's own default would put the Default experiment at ``<current folder>/mlruns``, a path its
+    SQL cannot hold when the folder's name has both ' and "; the store's own folder is used instead."""
+    from tts_pipeline import tracking
+
+    odd = tmp_path / """it's "odd" """
+    odd.mkdir()
+    monkeypatch.chdir(odd)
+    settings = tracking.TrackingSettings(enabled=True, uri=f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}",
+                                         experiment="quotes")  # fmt: skip
+    with tracking.stage_run("corpus", {"corpus": {}}, settings=settings) as run:
+        run.log_metrics({"n_wavs": 1.0})
+    location = tracking.LockedClient(settings.uri).call(lambda client: client.get_experiment("0").artifact_location)
+    assert location == (tmp_path / "store" / "mlartifacts" / "0").as_uri()
+    assert not (odd / "mlruns").exists()

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tts_pipeline.tracking.settings import TrackingSettings, sqlite_path
+from tts_pipeline.tracking.settings import ARTIFACTS_DIR, TrackingSettings, sqlite_path
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -83,6 +83,7 @@ class LockedClient:
                     if self._client is None:
                         # Creating the client opens the store, which creates or migrates the
                         # database tables: that must happen under the lock too.
+                        create_sqlite_store(self.uri)
                         self._client = client_class(tracking_uri=self.uri)
                     return operation(self._client)
                 except Exception as error:
@@ -108,6 +109,22 @@ def ui_url(base: str, experiment_id: str | None) -> str:
     """
     view = "?workflowType=machine_learning"
     return f"{base}/#/experiments/{experiment_id}/runs{view}" if experiment_id else f"{base}/#/experiments{view}"
+
+
+def create_sqlite_store(uri: str) -> None:
+    """Create a SQLite store that does not exist yet, its Default experiment's artifacts beside it.
+
+    Left to MlflowClient, a new store's Default experiment points at ``<current folder>/mlruns``, and
+    MLflow 3.17 writes that path into SQL in a way that fails when the folder's name holds both kinds
+    of quote. Nothing is ever logged there; the location just has to be a path of the store's own.
+    """
+    db_path = sqlite_path(uri)
+    if db_path is None or db_path.exists():
+        return
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    SqlAlchemyStore(uri, (db_path.parent / ARTIFACTS_DIR).as_uri())
 
 
 def find_experiment_id(client: MlflowClient, settings: TrackingSettings, *, create: bool = True) -> str | None:
