@@ -1,9 +1,12 @@
 """The train_waveglow stage and its trainer on a tiny synthetic corpus: outputs that rebuild alone,
-resuming after a crash, a finished run, the config rules."""
+resuming after a crash, a finished run, the config rules, DDP against accumulation, CUDA."""
 
 from __future__ import annotations
 
 import json
+import math
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,8 @@ from tts_pipeline.stages import train_waveglow as stage
 from tts_pipeline.training.checkpoint import load_checkpoint
 from tts_pipeline.training.waveglow import loop as waveglow_loop
 
-from ..stage_helpers import run_in_process
+from ..conftest import REPO
+from ..stage_helpers import run_in_process, untracked_env
 from .test_train_hifigan import make_corpus
 
 AUDIO = AudioConfig()
@@ -130,3 +134,46 @@ def test_a_hop_other_than_256_and_a_bad_network_are_named():
         WaveGlowSection(n_group=5)
     with pytest.raises(ValueError, match="at least 2 must remain"):
         WaveGlowSection(n_flows=12, n_group=4, n_early_every=2, n_early_size=2)
+
+
+STAGE_RUNNER = """
+import sys
+from tts_pipeline import cli
+cli.main(sys.argv[1:])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("torchrun") is None, reason="needs torchrun")
+def test_two_processes_make_the_same_update_as_one_process_accumulating(corpus):
+    """DDP (2 CPU processes x 1 micro-batch of 2) against accumulation (1 process x 2 micro-batches): the
+    same weights. Every clip is shorter than the segment, so no random crop tells the runs apart."""
+    payload = section(max_steps=2, segment_size=8192)
+    runner = corpus / "runner.py"
+    runner.write_text(STAGE_RUNNER)
+    two = corpus / "two"
+    argv = stage_argv(two, payload)
+    argv[argv.index("--manifest-dir") + 1] = str(corpus / "data")
+    command = ["torchrun", "--standalone", "--nproc_per_node=2", str(runner), "train_waveglow", *argv]
+    subprocess.run(command, cwd=REPO, env=untracked_env(), check=True, capture_output=True, timeout=180)
+    distributed = json.loads((two / "waveglow" / "metrics.json").read_text())
+    assert distributed["world_size"] == 2 and distributed["accumulation"] == 1 and distributed["step"] == 2
+
+    single = run_stage(stage_argv(corpus, payload))
+    assert single["world_size"] == 1 and single["accumulation"] == 2
+    assert distributed["val_loss"] == pytest.approx(single["val_loss"], rel=1e-4)
+    one_model = torch.load(corpus / "waveglow" / "model.pt", weights_only=True)["state_dict"]
+    two_model = torch.load(two / "waveglow" / "model.pt", weights_only=True)["state_dict"]
+    for name, value in one_model.items():
+        torch.testing.assert_close(two_model[name], value, atol=1e-5, rtol=1e-4, msg=name)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("amp", ["off", "fp16", "bf16"])
+def test_two_steps_on_cuda(corpus, amp):
+    metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
+    assert metrics["device"].startswith("cuda") and metrics["amp"] == amp and metrics["step"] == 2
+    assert math.isfinite(metrics["val_loss"]) and math.isfinite(metrics["train_loss"])
+    model, _ = load_waveglow(corpus / "waveglow" / "model.pt")
+    assert next(model.parameters()).device.type == "cpu"
