@@ -22,6 +22,11 @@ ROW_DESCRIPTIONS = {
     GROUND_TRUTH_ROW: "WaveGlow on ground-truth mels (copy synthesis)",
     TTS_ROW: "FastPitch + WaveGlow (full TTS, fp32)",
 }
+# (neural row, Griffin-Lim row on the same mels, what the mels are): intelligibility.findings' pairs
+COMPARISONS = (
+    (GROUND_TRUTH_ROW, "griffin_lim_ground_truth", "ground-truth mels"),
+    (TTS_ROW, "griffin_lim_fastpitch", "FastPitch mels"),
+)
 VOCODER_NAME = "waveglow"  # the vocoder key of the mel L1 table (and of copy synthesis)
 
 
