@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 import torch
 
+from tts_pipeline import tracking
 from tts_pipeline.config import AudioConfig, WaveGlowSection
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.waveglow.model_file import load_waveglow
 from tts_pipeline.stages import train_waveglow as stage
-from tts_pipeline.training.checkpoint import load_checkpoint
+from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.waveglow import loop as waveglow_loop
 
 from ..conftest import REPO
@@ -122,6 +123,37 @@ def test_a_finished_run_reruns_without_training(corpus):
     again = run_stage(argv)
     assert first["step"] == again["step"] == 2 and again["steps_this_run"] == 0
     assert again["val_loss"] == first["val_loss"]
+
+
+@pytest.mark.slow
+def test_a_crashed_run_resumes_into_the_same_mlflow_run(corpus, monkeypatch):
+    monkeypatch.setenv("TTS_TRACKING", "1")
+    monkeypatch.setenv("TTS_TRACKING_URI", f"sqlite:///{corpus / 'mlflow.db'}")
+    monkeypatch.setenv("TTS_MLFLOW_EXPERIMENT", "waveglow-test")
+    monkeypatch.setenv("TTS_LOG_EVERY_N_STEPS", "1")
+    argv = stage_argv(corpus, section(max_steps=4))
+    real_step = waveglow_loop._Loop.train_step
+
+    def crash_at_3(self, batches):
+        if self.state.step == 2:
+            raise RuntimeError("killed")
+        return real_step(self, batches)
+
+    monkeypatch.setattr(waveglow_loop._Loop, "train_step", crash_at_3)
+    with pytest.raises(RuntimeError, match="killed"):
+        run_stage(argv)
+    run_id = load_checkpoint(CheckpointManager(corpus / "work" / "waveglow", "unused").paths()[-1]).run_id
+    settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
+    assert run_id and tracking.get_run(settings, run_id)["status"] == "FAILED"
+
+    monkeypatch.setattr(waveglow_loop._Loop, "train_step", real_step)
+    assert run_stage(argv)["resumed_from_step"] == 2
+    summary = tracking.get_run(settings, run_id)
+    assert summary["status"] == "FINISHED" and "val/loss" in summary["metrics"]
+    assert summary["params"]["waveglow.n_flows"] == "4" and summary["tags"]["stage"] == "train_waveglow"
+    assert [step for step, _ in tracking.metric_history(settings, run_id, "train/loss")] == [1, 2, 3, 4]
+    artifacts = Path(summary["artifact_uri"].removeprefix("file://"))
+    assert (artifacts / "metrics.json").is_file() and (artifacts / "model" / "model.pt").is_file()
 
 
 def test_a_hop_other_than_256_and_a_bad_network_are_named():
