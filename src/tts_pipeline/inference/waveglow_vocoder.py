@@ -18,7 +18,7 @@ from torch import nn
 
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.models.model_file import ModelFile
-from tts_pipeline.models.waveglow import WaveGlow
+from tts_pipeline.models.waveglow import WaveGlow, WaveGlowConfig
 
 # NVIDIA's --sigma-infer / --waveglow-sigma-infer default (Tacotron2/inference.py, FastPitch/inference.py).
 DEFAULT_SIGMA = 0.9
@@ -46,7 +46,7 @@ class WaveGlowVocoder(nn.Module):
         self.hop_length = model.hop_length
 
     @property
-    def config(self):  # noqa: ANN201 (WaveGlowConfig)
+    def config(self) -> WaveGlowConfig:
         return self.model.config
 
     def _noise(self, device: torch.device) -> torch.Generator:
