@@ -47,6 +47,8 @@ def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
     assert "## Inference speed: FastPitch + HiFi-GAN" in markdown
     assert "## Inference speed: FastPitch + WaveGlow" in markdown and "WaveGlow avg (s)" in markdown
+    waveglow_section = markdown.split("## Inference speed: FastPitch + WaveGlow")[1].split("## Quality")[0]
+    assert "per call (one batch), FastPitch + WaveGlow" in waveglow_section and "HiFi-GAN" not in waveglow_section
     assert re.search(r"\| waveglow +\| ground-truth mel", markdown)
     assert "FastPitch + WaveGlow (full TTS, fp32)" in markdown
 

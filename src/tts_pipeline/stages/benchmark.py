@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> None:
         if waveglow is not None:
             waveglow_speed = speed_rows(
                 lambda choice: with_waveglow(choice.amp, speed_options), plan, tokens, cfg.batch_sizes,
-                warmup=cfg.warmup, repeats=cfg.repeats, on_row=_log_row,
+                warmup=cfg.warmup, repeats=cfg.repeats, on_row=lambda row: _log_row(row, "WaveGlow"),
             )  # fmt: skip
         report: dict[str, Any] = {
             "environment": environment(device, tf32_flags()),
@@ -278,12 +278,12 @@ def _describe(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _log_row(row: dict[str, Any]) -> None:
+def _log_row(row: dict[str, Any], vocoder: str = "HiFi-GAN") -> None:
     log.info(
-        "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (FastPitch %.4f s, HiFi-GAN %.4f s), "
+        "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (FastPitch %.4f s, %s %.4f s), "
         "%.1fx real time",
         row["batch_size"], row["precision_label"], row["latency_mean_s"], row["latency_p99_s"],
-        row["fastpitch_latency_mean_s"], row["hifigan_latency_mean_s"], row["x_real_time"],
+        row["fastpitch_latency_mean_s"], vocoder, row["hifigan_latency_mean_s"], row["x_real_time"],
     )  # fmt: skip
 
 
