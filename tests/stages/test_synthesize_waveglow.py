@@ -81,7 +81,7 @@ def test_the_stage_synthesises_with_waveglow_frames_times_hop_finite_and_reprodu
     for record in records:
         audio, rate = sf.read(files / "first" / record["wav"], dtype="float32")
         assert rate == SR and len(audio) == record["n_frames"] * HOP > 0 and np.isfinite(audio).all()
-        assert np.abs(audio).max() > 0 and record["hifigan_ms"] > 0
+        assert np.abs(audio).max() > 0 and record["hifigan_ms"] > 0 and record["vocoder"] == "waveglow"
         waves.append(audio)
     # the noise is seeded per call: a rerun writes the same audio; another sigma other audio
     again = run_stage(files, section(vocoder="waveglow", waveglow_sigma=0.9), "again")
@@ -136,3 +136,16 @@ def test_nvidia_s_checkpoint_through_the_synthesis_path_matches_nvidia_s_denoise
     torch.testing.assert_close(ours, reference["infer_audio"], atol=1e-4, rtol=1e-4)
     (utterance,) = synth.vocode([reference["infer_mel"][0].numpy()])
     assert utterance.audio.shape == (12 * HOP,) and np.isfinite(utterance.audio).all()
+
+
+def test_the_report_labels_phrases_by_the_vocoder_their_manifest_names(tmp_path):
+    from tts_pipeline.files import write_jsonl
+    from tts_pipeline.inference import write_wav
+    from tts_pipeline.stages.report_pages import _from_text_clips
+
+    write_wav(tmp_path / "a.wav", np.zeros(HOP * 4, dtype=np.float32), SR)
+    records = [{"name": "a", "wav": "a.wav", "text": "A.", "vocoder": "waveglow"}, {"name": "b", "wav": "a.wav"}]
+    write_jsonl(tmp_path / "manifest.jsonl", records)
+    pages = _from_text_clips(tmp_path / "manifest.jsonl", AUDIO)
+    assert [page.versions[0].label for page in pages] == ["FastPitch + WaveGlow", "FastPitch + fine-tuned HiFi-GAN"]
+    assert pages[0].note.startswith("FastPitch + WaveGlow from free text")

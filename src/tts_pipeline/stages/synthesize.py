@@ -2,7 +2,8 @@
 
 The vocoder is ``--hifigan`` or ``--waveglow`` (the workflow passes the one of ``inference.vocoder``):
 WaveGlow runs with weight norms folded and noise scale ``inference.waveglow_sigma``; its time is
-reported in the same ``hifigan_ms`` field (vocoder time).
+reported in the same ``hifigan_ms`` field (vocoder time), and each manifest record names its ``vocoder``
+(``hifigan`` or ``waveglow``).
 
 ``--phrases`` is a ``name|text`` file (or NVIDIA's ``.tsv`` with ``output`` and ``text`` columns; see
 ``tts_pipeline.inference.phrases``). Each text is encoded as the FastPitch model was trained, the texts
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> None:
             records = _synthesize_phrases(synth, args.phrases, args.out_dir, cfg.n_val_phrases)
         else:
             records = _vocode_mels(synth, args.mels, args.out_dir)
+        records = [{**record, "vocoder": vocoder} for record in records]
         from tts_pipeline.files import write_jsonl
 
         write_jsonl(manifest, records)
