@@ -21,6 +21,7 @@ LOSS_KEYS: dict[str, tuple[str, ...]] = {
     "train_hifigan": ("train_loss_mel", "val_loss_mel"),
     "train_fastpitch": ("train_loss_mel", "val_loss_mel", "val_loss_duration", "val_loss_pitch"),
     "finetune_hifigan": ("train_loss_mel", "val_loss_mel"),
+    "train_waveglow": ("train_loss", "val_loss"),
 }
 
 

@@ -110,6 +110,14 @@ STAGES: tuple[Stage, ...] = (
         gpus="benchmark.gpus",
     ),
     Stage("report_pages", _STAGES + "report_pages", ()),
+    # optional second vocoder (FastPitch 1.0's path); the pretrained shortcut does not shape training
+    Stage(
+        "train_waveglow",
+        _STAGES + "train_waveglow",
+        ("waveglow", "audio"),
+        excludes=("waveglow.checkpoint",),
+        gpus="waveglow.gpus",
+    ),
 )
 
 _TOOLS = "tts_pipeline.commands."

@@ -277,6 +277,15 @@ class Paths:
         """A page or figure of the HTML report (``report_pages`` writes them)."""
         return str(Path(self.report_dir) / name)
 
+    # WaveGlow, the optional second vocoder (FastPitch 1.0's path)
+    @property
+    def waveglow_model(self) -> str:
+        return str(self.experiment / "waveglow" / "model.pt")
+
+    @property
+    def waveglow_metrics(self) -> str:
+        return str(self.experiment / "waveglow" / "metrics.json")
+
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
@@ -379,6 +388,8 @@ class Pipeline:
         if self.config.fastpitch.checkpoint is None:
             metrics["train_fastpitch"] = self.paths.fastpitch_metrics
         metrics["finetune_hifigan"] = self.paths.hifigan_finetuned_metrics
+        if self.uses_waveglow and self.config.waveglow.checkpoint is None:
+            metrics["train_waveglow"] = self.paths.waveglow_metrics
         return metrics
 
     def benchmark_reference(self) -> str:
@@ -403,6 +414,35 @@ class Pipeline:
         if self.config.durations.source == "aligner":
             inputs["aligner"] = self.paths.aligner_model
         return inputs
+
+    # WaveGlow: an optional vocoder, in the DAG only when synthesis uses it or the config names a
+    # pretrained one (then the benchmark compares it with HiFi-GAN); `snakemake train_waveglow` trains
+    # it on request whatever the config.
+    @property
+    def uses_waveglow(self) -> bool:
+        return self.config.inference.vocoder == "waveglow" or self.config.waveglow.checkpoint is not None
+
+    def waveglow_model(self) -> str:
+        """The WaveGlow model file later stages read: ``waveglow.checkpoint`` or the trained one."""
+        return self.config.waveglow.checkpoint or self.paths.waveglow_model
+
+    def waveglow_inputs(self) -> dict[str, str]:
+        """``{"waveglow": <model>}`` when WaveGlow is in the DAG, else nothing (benchmark, report)."""
+        return {"waveglow": self.waveglow_model()} if self.uses_waveglow else {}
+
+    def synthesis_vocoder(self) -> dict[str, str]:
+        """The vocoder ``synthesize`` reads, under the input name of ``inference.vocoder``."""
+        if self.config.inference.vocoder == "waveglow":
+            return {"waveglow": self.waveglow_model()}
+        return {"hifigan": self.paths.hifigan_finetuned_model}
+
+    @staticmethod
+    def vocoder_option() -> Callable[..., list[str]]:
+        """A params function: ``["--hifigan", <file>]`` or ``["--waveglow", <file>]``, whichever input the
+        rule has (:meth:`synthesis_vocoder`)."""
+        return lambda wildcards, input: (
+            ["--waveglow", input["waveglow"]] if "waveglow" in input.keys() else ["--hifigan", input["hifigan"]]
+        )
 
     def gpus(self, stage: str) -> int:
         """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""

@@ -30,6 +30,7 @@ price|It costs 25 dollars.
 """
 MANIFEST_FIELDS = {
     "name", "wav", "text", "n_tokens", "n_frames", "seconds", "batch", "batch_size", "fastpitch_ms", "hifigan_ms",
+    "vocoder",
 }  # fmt: skip
 
 

@@ -17,6 +17,7 @@ rule benchmark:
         fastpitch_mels=paths.fastpitch_mels_index,
         inference=paths.inference_manifest,
         phrases=pipeline.benchmark_phrases(),
+        **pipeline.waveglow_inputs(),
     output:
         json=paths.benchmark_json,
         md=paths.benchmark_md,
@@ -29,6 +30,7 @@ rule benchmark:
         out_dir=pipeline.output_folder("json"),
         reference=pipeline.benchmark_reference(),
         metrics=pipeline.metrics_arguments(),
+        waveglow=pipeline.optional_input_option("--waveglow", "waveglow"),
     resources:
         gpu=pipeline.gpus("benchmark"),
     log:
@@ -45,7 +47,7 @@ rule benchmark:
         " --manifest-dir {params.manifest_dir:q} --features-dir {params.features_dir:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --inference-manifest {input.inference:q}"
         " --reference {params.reference:q} --phrases {input.phrases:q} --metrics {params.metrics:q} --out-dir {params.out_dir:q}"
-        " 2> {log:q}"
+        " {params.waveglow:q} 2> {log:q}"
 
 
 rule report_pages:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from tts_pipeline.benchmark import waveglow_rows
 from tts_pipeline.benchmark.report import (
     BENCHMARK_COLUMNS,
     LATENCY_NOTES,
@@ -233,7 +234,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"Device: {env['device_name']} ({env['device']}); PyTorch {env['torch']}; CPU threads: {env['threads']}.",
         "",
     ]
-    return "\n".join([*header, *_speed_section(report), *_quality_section(report), *_training_section(report)])
+    waveglow = waveglow_rows.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES)
+    return "\n".join(
+        [*header, *_speed_section(report), *waveglow, *_quality_section(report), *_training_section(report)]
+    )
 
 
 def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
@@ -245,6 +249,10 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
             metrics[f"{prefix}_{key}"] = row[key]
         for component in COMPONENTS:
             metrics[f"{prefix}_{component}_latency_mean_s"] = row[f"{component}_latency_mean_s"]
+    for row in report["speed"].get("waveglow_rows") or []:
+        prefix = f"waveglow_b{row['batch_size']}_{row['precision']}"
+        for key in ("latency_mean_s", "latency_p99_s", "x_real_time", "rtf"):
+            metrics[f"{prefix}_{key}"] = row[key]
     for row in (report["quality"].get("vocoder_mel_l1") or {}).get("rows", []):
         metrics[f"mel_l1_{row['vocoder']}_{row['input_key']}"] = row["mel_l1"]
     for row in (report["quality"].get("precision") or {}).get("rows", []):

@@ -15,6 +15,8 @@ The rows, from the upper reference point to what a user gets:
                                           ``synthesize`` makes them (the ``inference`` section), fp32
 ``tts_<precision>``                       the same in each faster precision the benchmark runs
                                           (``tts_bf16``: bf16 autocast)
+``waveglow_ground_truth``                 WaveGlow on the ground-truth mels (when the DAG builds one)
+``tts_waveglow``                          FastPitch + WaveGlow from the texts, fp32 (the same)
 ========================================  ==========================================================
 
 A neural row below its Griffin-Lim row on the same mels means the vocoder loses what the mels carry;
@@ -33,6 +35,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
+from tts_pipeline.benchmark import waveglow_rows
 from tts_pipeline.benchmark.intelligibility import (
     Clip,
     Recognizer,
@@ -56,6 +59,7 @@ ROW_DESCRIPTIONS = {
     "hifigan_fine_tuned_ground_truth": "Fine-tuned HiFi-GAN on ground-truth mels (copy synthesis)",
     "griffin_lim_fastpitch": "Griffin-Lim on FastPitch mels (from text)",
     "tts": TTS_DESCRIPTION.format(precision="fp32"),
+    **waveglow_rows.ROW_DESCRIPTIONS,
 }
 
 
@@ -100,7 +104,8 @@ def row_audio(
     Args:
         tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options, by row:
             ``"tts"`` in fp32 (required; Griffin-Lim on FastPitch mels uses its mels), ``"tts_bf16"``...
-        vocoders: ``"base"`` and ``"fine_tuned"`` synthesizers for copy synthesis (no denoiser, no fade).
+        vocoders: ``"base"`` and ``"fine_tuned"`` synthesizers for copy synthesis (no denoiser, no fade),
+            and ``"waveglow"`` when the benchmark has a WaveGlow (:mod:`tts_pipeline.benchmark.waveglow_rows`).
     """
     rate = audio_cfg.sampling_rate
     mels = [np.load(u.mel, allow_pickle=False).astype(np.float32) for u in utterances]
@@ -111,6 +116,8 @@ def row_audio(
     for name in ("base", "fine_tuned"):
         if name in vocoders:
             audio[f"hifigan_{name}_ground_truth"] = [u.audio for u in vocoders[name].vocode(mels)]
+    if waveglow_rows.VOCODER_NAME in vocoders:
+        audio[waveglow_rows.GROUND_TRUTH_ROW] = [u.audio for u in vocoders[waveglow_rows.VOCODER_NAME].vocode(mels)]
     texts = [u.text for u in utterances]
     spoken = tts["tts"].synthesize(texts)
     audio["griffin_lim_fastpitch"] = [griffin_lim(u.mel, audio_cfg) for u in spoken]

@@ -140,7 +140,7 @@ def vocoder_quality(
                 "mel_l1_per_utterance": dict(zip(ids, losses, strict=True)),
             })  # fmt: skip
             log.info(
-                "benchmark: %s HiFi-GAN on %s: mel L1 %.4f over %d utterances",
+                "benchmark: vocoder %s on %s: mel L1 %.4f over %d utterances",
                 name, MEL_INPUTS[key], rows[-1]["mel_l1"], len(losses),
             )  # fmt: skip
     return {"target": MEL_L1_TARGET, "utterance_ids": ids, "rows": rows}

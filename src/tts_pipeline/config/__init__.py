@@ -39,6 +39,7 @@ from tts_pipeline.config.pipeline import (
     parse_section,
 )
 from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
+from tts_pipeline.config.waveglow_section import WaveGlowSection
 
 __all__ = [
     "FASTPITCH_MODEL_FIELDS",
@@ -60,6 +61,7 @@ __all__ = [
     "StrictModel",
     "TextConfig",
     "TrackingConfig",
+    "WaveGlowSection",
     "check_folders",
     "config_hash",
     "json_schema",

@@ -21,6 +21,7 @@ from tts_pipeline.config.data_sections import (
 from tts_pipeline.config.model_sections import AlignerConfig, DurationsConfig, FastPitchConfig, HiFiGANConfig
 from tts_pipeline.config.rules import check_hifigan_fits_audio
 from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
+from tts_pipeline.config.waveglow_section import WaveGlowSection, check_waveglow_fits_audio
 
 
 class PipelineConfig(StrictModel):
@@ -43,10 +44,13 @@ class PipelineConfig(StrictModel):
     fastpitch: FastPitchConfig = FastPitchConfig()
     inference: InferenceConfig = InferenceConfig()
     benchmark: BenchmarkConfig = BenchmarkConfig()
+    waveglow: WaveGlowSection = WaveGlowSection()
 
     @model_validator(mode="after")
     def _sections_agree(self) -> PipelineConfig:
         check_hifigan_fits_audio(self.hifigan, self.audio)
+        if self.inference.vocoder == "waveglow" or self.waveglow.checkpoint is not None:
+            check_waveglow_fits_audio(self.waveglow, self.audio)
         return self
 
     @property

@@ -39,6 +39,14 @@ class InferenceConfig(StrictModel):
         "n_val_phrases validation utterances, named by id.",
     )
     n_val_phrases: int = Field(10, ge=1, description="Validation texts synthesised when phrases is null (devset10).")
+    vocoder: Literal["hifigan", "waveglow"] = Field(
+        "hifigan",
+        description="The vocoder of synthesis: the fine-tuned HiFi-GAN, or WaveGlow (trained by train_waveglow, or "
+        "waveglow.checkpoint); with waveglow the benchmark adds WaveGlow rows beside HiFi-GAN's.",
+    )
+    waveglow_sigma: float = Field(
+        0.9, ge=0, description="WaveGlow's noise scale at synthesis (NVIDIA's inference scripts: 0.9; the paper 0.6)."
+    )
 
 
 class BenchmarkConfig(StrictModel):

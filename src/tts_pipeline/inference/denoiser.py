@@ -47,12 +47,15 @@ class Denoiser(nn.Module):
     def from_vocoder(cls, vocoder: nn.Module, audio: AudioConfig) -> Denoiser:
         """Measure ``vocoder``'s bias: its output for an all-zeros ``(1, n_mels, 88)`` mel, first STFT frame.
 
-        The vocoder runs in fp32 on its own device (autocast off), whatever the caller's precision.
+        The vocoder runs in fp32 on its own device (autocast off), whatever the caller's precision. A
+        vocoder with a ``bias_probe`` method (a WaveGlow: its output without noise, ``sigma = 0``, as
+        NVIDIA measures it) is probed through that method instead of its call.
         """
         device = next(vocoder.parameters()).device
         zeros = torch.zeros(1, audio.n_mel_channels, BIAS_FRAMES, device=device)
+        run = getattr(vocoder, "bias_probe", vocoder)
         with torch.autocast(device_type=device.type, enabled=False):
-            probe = vocoder(zeros).float().reshape(1, -1)  # (1, 88 * hop)
+            probe = run(zeros).float().reshape(1, -1)  # (1, 88 * hop)
         denoiser = cls(torch.zeros(audio.filter_length // 2 + 1), audio).to(device)
         magnitude, _ = denoiser.spectrum(probe)
         denoiser.bias.copy_(magnitude[0, :, 0])

@@ -8,7 +8,8 @@ folded), checks that they were trained on the same audio settings, and runs NVID
    (:mod:`tts_pipeline.inference.chunking`), and one over ``max_phrase_symbols`` is refused;
 2. sort by token count, longest first, and cut into batches of ``batch_size`` (zero-padded);
 3. FastPitch ``infer`` with the pace and pitch transform -> mels and their lengths;
-4. HiFi-GAN on each mel, then the optional bias-spectrum denoiser;
+4. the vocoder on each mel (HiFi-GAN, or WaveGlow with ``waveglow_sigma``:
+   :mod:`tts_pipeline.inference.waveglow_vocoder`), then the optional bias-spectrum denoiser;
 5. crop each waveform to ``mel_length x hop``, fade out its last ``fade_out_frames`` frames, join the
    pieces of one text in order with ``pause_seconds`` of silence (in the audio and, at the log floor,
    in the mel), and (only if asked) scale it to a peak of 1.
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 import torch
+from torch import nn
 
 from tts_pipeline.audio import LOG_FLOOR
 from tts_pipeline.config import AudioConfig, TextConfig
@@ -96,6 +98,7 @@ class SynthesisOptions:
         max_piece_symbols: Longer texts are split into pieces of at most this many symbols.
         max_phrase_symbols: Longer texts are refused (UserError) before any model runs.
         pause_seconds: Silence between the pieces of one text.
+        waveglow_sigma: WaveGlow's noise scale (a WaveGlow vocoder only; NVIDIA's inference: 0.9).
     """
 
     batch_size: int = 8
@@ -108,6 +111,7 @@ class SynthesisOptions:
     max_piece_symbols: int = MAX_PIECE_SYMBOLS
     max_phrase_symbols: int = MAX_PHRASE_SYMBOLS
     pause_seconds: float = PIECE_PAUSE_SECONDS
+    waveglow_sigma: float = 0.9
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -122,6 +126,8 @@ class SynthesisOptions:
             raise ValueError("max_piece_symbols, max_phrase_symbols: expected 1 <= piece <= phrase")
         if self.pause_seconds < 0:
             raise ValueError(f"pause_seconds: expected >= 0, got {self.pause_seconds}")
+        if self.waveglow_sigma < 0:
+            raise ValueError(f"waveglow_sigma: expected >= 0, got {self.waveglow_sigma}")
 
     @classmethod
     def from_config(cls, cfg: InferenceConfig, vocoder_batching: VocoderBatching = "exact") -> SynthesisOptions:
@@ -137,6 +143,7 @@ class SynthesisOptions:
             fade_out_frames=cfg.fade_out_frames,
             normalize_peak=cfg.normalize_peak,
             vocoder_batching=vocoder_batching,
+            waveglow_sigma=cfg.waveglow_sigma,
         )
 
 
@@ -211,11 +218,19 @@ def check_audio_agreement(first: AudioConfig, second: AudioConfig, first_name: s
             )
 
 
+class _VocoderInfo(NamedTuple):
+    """What :meth:`Synthesizer.load` needs of a vocoder's file."""
+
+    step: int
+    audio: AudioConfig
+
+
 class Synthesizer:
     """FastPitch + HiFi-GAN on one device.
 
     Args:
-        vocoder: HiFi-GAN generator (weight norm removed for speed; eval mode is set here).
+        vocoder: HiFi-GAN generator (weight norm removed for speed; eval mode is set here), or a
+            :class:`tts_pipeline.inference.waveglow_vocoder.WaveGlowVocoder`.
         audio: The audio settings the models share.
         options: Batching, pace, pitch, denoising and post-processing.
         fastpitch: The acoustic model; None for a vocoder-only synthesiser (:meth:`vocode` only).
@@ -226,7 +241,7 @@ class Synthesizer:
 
     def __init__(
         self,
-        vocoder: Generator,
+        vocoder: Generator | nn.Module,
         audio: AudioConfig,
         options: SynthesisOptions,
         *,
@@ -266,9 +281,13 @@ class Synthesizer:
         foreign_audio: AudioConfig | None = None,
         device: torch.device | str = "cpu",
         amp: str = "off",
+        vocoder: Literal["hifigan", "waveglow"] = "hifigan",
     ) -> Synthesizer:
         """Load the models from their files and check that they agree (and agree with ``audio``, the
         config's audio section, when given). Errors name the files.
+
+        ``hifigan_path`` is the vocoder's file: a HiFi-GAN, or with ``vocoder="waveglow"`` a WaveGlow
+        (this pipeline's model file or NVIDIA's / NGC's checkpoint; ``options.waveglow_sigma``).
 
         Foreign checkpoints (NVIDIA's, jik876's) are read as they are; they record no audio or text
         settings, which come from ``audio`` (else ``foreign_audio``, for callers without a config) and
@@ -277,8 +296,15 @@ class Synthesizer:
         from tts_pipeline.models.hifigan.model_file import load_generator
 
         settings = audio or foreign_audio
-        vocoder, vocoder_info = load_generator(hifigan_path, remove_weight_norm=True, audio=settings)
-        hifigan_name = f"the HiFi-GAN model {hifigan_path}"
+        if vocoder == "waveglow":
+            from tts_pipeline.inference.waveglow_vocoder import load_waveglow_vocoder, model_file_audio
+
+            model, waveglow_info = load_waveglow_vocoder(hifigan_path, sigma=options.waveglow_sigma, audio=settings)
+            vocoder_info = _VocoderInfo(waveglow_info.step, model_file_audio(waveglow_info, settings, hifigan_path))
+            hifigan_name = f"the WaveGlow model {hifigan_path}"
+        else:
+            model, vocoder_info = load_generator(hifigan_path, remove_weight_norm=True, audio=settings)
+            hifigan_name = f"the HiFi-GAN model {hifigan_path}"
         if audio is not None:
             check_audio_agreement(audio, vocoder_info.audio, "the config's audio section", hifigan_name)
         fastpitch = encoder = None
@@ -290,14 +316,15 @@ class Synthesizer:
             check_audio_agreement(info.audio, vocoder_info.audio, fastpitch_name, hifigan_name)
             encoder = TextEncoder.from_settings(info.text, fastpitch_path)
         log.info(
-            "synthesizer: HiFi-GAN %s (step %d)%s on %s",
+            "synthesizer: %s %s (step %d)%s on %s",
+            "WaveGlow" if vocoder == "waveglow" else "HiFi-GAN",
             hifigan_path,
             vocoder_info.step,
             f", FastPitch {fastpitch_path}" if fastpitch_path is not None else " (vocoder only)",
             torch.device(device),
         )
         return cls(
-            vocoder,
+            model,
             audio or vocoder_info.audio,
             options,
             fastpitch=fastpitch,

@@ -27,6 +27,10 @@ recorded in the settings.
 Training. The throughput each training stage reported, from ``--metrics name=path`` files
 (:mod:`tts_pipeline.benchmark.training`; units in the report).
 
+WaveGlow. With ``--waveglow`` (the workflow passes it when the DAG builds one), FastPitch + WaveGlow is
+timed the same way, and WaveGlow gets a mel L1 row and two intelligibility rows
+(:mod:`tts_pipeline.benchmark.waveglow_rows`).
+
 Writes ``<out-dir>/report.json`` (settings, device, PyTorch version, threads, every row, quality,
 training throughput, skipped precisions, NVIDIA's published figures), then ``<out-dir>/report.md``
 (the same as tables in NVIDIA's layout), each atomically. Under tracking, the headline figures and
@@ -88,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--phrases", type=Path, default=None, help="the benchmark phrase file; default benchmark.phrases"
     )
     parser.add_argument("--out-dir", type=Path, required=True, help="where report.json and report.md go")
+    parser.add_argument(
+        "--waveglow",
+        type=Path,
+        default=None,
+        help="a WaveGlow model.pt or NVIDIA checkpoint: its rows beside HiFi-GAN's (speed, mel L1, intelligibility)",
+    )
     parser.add_argument("--gpus", type=int, default=None, help="0 = CPU, 1 = first visible GPU; default benchmark.gpus")
 
 
@@ -160,12 +170,25 @@ def run(args: argparse.Namespace) -> None:
     def synthesizer_for(choice: PrecisionChoice) -> Synthesizer:
         return main if choice.amp == main.precision.amp else models_in(choice.amp, speed_options)
 
+    waveglow = None  # FastPitch's model with WaveGlow as the vocoder (waveglow_rows)
+    if args.waveglow is not None:
+        waveglow = Synthesizer.load(
+            args.waveglow, None, speed_options, audio=audio, device=device, vocoder="waveglow"
+        ).vocoder
+
+    def with_waveglow(amp: str, options: SynthesisOptions) -> Synthesizer:
+        return Synthesizer(
+            waveglow, audio, options, fastpitch=main.fastpitch, text_encoder=main.text_encoder, device=device, amp=amp
+        )
+
     tags = {"device": str(device), "reference": args.reference}
     with tracked(STAGE, payload, dataset=args.manifest_dir.resolve().parent.name, tags=tags) as run_log:
         # Cheap parts first: bad inputs fail before the long timing sweep.
         training_rows = training_throughput(metrics_files)
         quality_options = SynthesisOptions(batch_size=inference_cfg.batch_size, fade_out_frames=0)
         vocoders = _copy_synthesizers(args, main, quality_options, audio, device)
+        if waveglow is not None:
+            vocoders["waveglow"] = (args.waveglow, Synthesizer(waveglow, audio, quality_options, device=device))
         demo = parse_section(DemoCorpusConfig, payload[VOICE_KEY], VOICE_KEY) if args.reference == "espeak" else None
         validation = validation_set(args.manifest_dir, args.features_dir, cfg.n_quality, audio.n_mel_channels)
 
@@ -189,6 +212,8 @@ def run(args: argparse.Namespace) -> None:
             tts_options = SynthesisOptions.from_config(inference_cfg)
             tts = {"tts": models_in("off", tts_options)}
             tts.update({f"tts_{choice.name}": models_in(choice.amp, tts_options) for choice in faster})
+            if waveglow is not None:
+                tts["tts_waveglow"] = with_waveglow("off", tts_options)
             listening = _listening(args, cfg, audio, tts, {name: synth for name, (_, synth) in vocoders.items()})
             quality["intelligibility"] = listening.section
             for path in listening.figures:
@@ -198,6 +223,12 @@ def run(args: argparse.Namespace) -> None:
         rows = speed_rows(
             synthesizer_for, plan, tokens, cfg.batch_sizes, warmup=cfg.warmup, repeats=cfg.repeats, on_row=_log_row
         )
+        waveglow_speed = []
+        if waveglow is not None:
+            waveglow_speed = speed_rows(
+                lambda choice: with_waveglow(choice.amp, speed_options), plan, tokens, cfg.batch_sizes,
+                warmup=cfg.warmup, repeats=cfg.repeats, on_row=lambda row: _log_row(row, "WaveGlow"),
+            )  # fmt: skip
         report: dict[str, Any] = {
             "environment": environment(device, tf32_flags()),
             "settings": {
@@ -211,16 +242,19 @@ def run(args: argparse.Namespace) -> None:
                 "vocoder_batching": speed_options.vocoder_batching,
                 "reference": args.reference,
                 "inference_precision": {"amp": inference_cfg.amp, "precision": chosen.label, "reason": chosen.reason},
+                "waveglow_sigma": inference_cfg.waveglow_sigma if waveglow is not None else None,
             },
             "models": {
                 "fastpitch": str(args.fastpitch),
                 "hifigan": str(args.hifigan),
                 "hifigan_base": _describe(args.hifigan_base),
+                "waveglow": _describe(args.waveglow),
             },
             "speed": {
                 "rows": rows,
                 "skipped_precisions": [item._asdict() for item in plan.skipped],
                 "notes": LATENCY_NOTES,
+                "waveglow_rows": waveglow_speed,
             },
             "quality": quality,
             "training": {"units": THROUGHPUT_UNITS, "rows": training_rows},
@@ -244,12 +278,12 @@ def _describe(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _log_row(row: dict[str, Any]) -> None:
+def _log_row(row: dict[str, Any], vocoder: str = "HiFi-GAN") -> None:
     log.info(
-        "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (FastPitch %.4f s, HiFi-GAN %.4f s), "
+        "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (FastPitch %.4f s, %s %.4f s), "
         "%.1fx real time",
         row["batch_size"], row["precision_label"], row["latency_mean_s"], row["latency_p99_s"],
-        row["fastpitch_latency_mean_s"], row["hifigan_latency_mean_s"], row["x_real_time"],
+        row["fastpitch_latency_mean_s"], vocoder, row["hifigan_latency_mean_s"], row["x_real_time"],
     )  # fmt: skip
 
 

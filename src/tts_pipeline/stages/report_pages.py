@@ -48,7 +48,7 @@ VOCODER_NOTE = (
 )
 #: The label of the ground truth, first on every page that has one.
 GROUND_TRUTH = "recording (ground truth)"
-FROM_TEXT_NOTE = "FastPitch + fine-tuned HiFi-GAN from free text: no recording of this sentence exists."
+FROM_TEXT_NOTE = "{models} from free text: no recording of this sentence exists."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -176,9 +176,14 @@ def _from_text_clips(manifest: Path, audio_cfg: AudioConfig) -> list[ClipPage]:
     from tts_pipeline.files import read_jsonl
     from tts_pipeline.report_clips import ClipPage, Version
 
-    label, rate = "FastPitch + fine-tuned HiFi-GAN", audio_cfg.sampling_rate
+    rate = audio_cfg.sampling_rate
     return [
-        ClipPage("from-text", record["name"], record.get("text", ""), FROM_TEXT_NOTE,
-                 [Version(label, load_wav(manifest.parent / record["wav"], rate))])
+        ClipPage("from-text", record["name"], record.get("text", ""), FROM_TEXT_NOTE.format(models=_models(record)),
+                 [Version(_models(record), load_wav(manifest.parent / record["wav"], rate))])
         for record in read_jsonl(manifest)
     ]
+
+
+def _models(record: dict) -> str:
+    """Who spoke a synthesised phrase: its manifest record's ``vocoder`` (HiFi-GAN when it names none)."""
+    return "FastPitch + WaveGlow" if record.get("vocoder") == "waveglow" else "FastPitch + fine-tuned HiFi-GAN"

@@ -1,5 +1,10 @@
 """Synthesise a phrase file with the trained FastPitch and HiFi-GAN: one WAV per phrase, and a manifest.
 
+The vocoder is ``--hifigan`` or ``--waveglow`` (the workflow passes the one of ``inference.vocoder``):
+WaveGlow runs with weight norms folded and noise scale ``inference.waveglow_sigma``; its time is
+reported in the same ``hifigan_ms`` field (vocoder time), and each manifest record names its ``vocoder``
+(``hifigan`` or ``waveglow``).
+
 ``--phrases`` is a ``name|text`` file (or NVIDIA's ``.tsv`` with ``output`` and ``text`` columns; see
 ``tts_pipeline.inference.phrases``). Each text is encoded as the FastPitch model was trained, the texts
 are sorted by length and synthesised ``inference.batch_size`` at a time (pace and pitch transforms of
@@ -42,7 +47,13 @@ MANIFEST_NAME = "manifest.jsonl"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
     parser.add_argument("--fastpitch", type=Path, default=None, help="FastPitch model.pt (required with --phrases)")
-    parser.add_argument("--hifigan", type=Path, required=True, help="HiFi-GAN model.pt (fine-tuned or base)")
+    vocoder = parser.add_mutually_exclusive_group(required=True)
+    vocoder.add_argument("--hifigan", type=Path, help="HiFi-GAN model.pt (fine-tuned or base)")
+    vocoder.add_argument(
+        "--waveglow",
+        type=Path,
+        help="WaveGlow model.pt or NVIDIA's checkpoint instead of HiFi-GAN (noise scale inference.waveglow_sigma)",
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
         "--phrases", type=Path, help="phrase file: name|text lines, a .tsv (output, text), or a manifest .jsonl"
@@ -69,21 +80,29 @@ def run(args: argparse.Namespace) -> None:
         log.info("synthesize: --mels vocodes ground-truth mels; --fastpitch %s is not used", args.fastpitch)
     manifest = args.manifest or args.out_dir / MANIFEST_NAME
     device = single_device(cfg.gpus if args.gpus is None else args.gpus, "inference.gpus")
+    vocoder = "waveglow" if args.waveglow is not None else "hifigan"
     synth = Synthesizer.load(
-        args.hifigan,
+        args.waveglow if args.waveglow is not None else args.hifigan,
         args.fastpitch if args.phrases is not None else None,
         SynthesisOptions.from_config(cfg),
         audio=audio,
         text=text,
         device=device,
         amp=cfg.amp,
+        vocoder=vocoder,
     )
-    tags = {"device": str(device), "amp": synth.precision.amp, "mode": "text" if args.phrases else "mels"}
+    tags = {
+        "device": str(device),
+        "amp": synth.precision.amp,
+        "mode": "text" if args.phrases else "mels",
+        "vocoder": vocoder,
+    }
     with tracked(STAGE, payload, dataset=args.out_dir.resolve().parent.name, tags=tags) as run_log:
         if args.phrases is not None:
             records = _synthesize_phrases(synth, args.phrases, args.out_dir, cfg.n_val_phrases)
         else:
             records = _vocode_mels(synth, args.mels, args.out_dir)
+        records = [{**record, "vocoder": vocoder} for record in records]
         from tts_pipeline.files import write_jsonl
 
         write_jsonl(manifest, records)
