@@ -93,5 +93,5 @@ rule durations:
     shell:
         "tts-pipeline durations --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --corpus-record {input.corpus:q}"
-        " {params.aligner:q} {params.tacotron2:q} --batch-size {params.batch_size}"
+        " {params.aligner:q} {params.tacotron2:q} --batch-size {params.batch_size:q}"
         " --index {output.index:q} 2> {log:q}"
