@@ -187,13 +187,13 @@ def durations_argv(root: Path, model: Path, batch_size: int = 2) -> list[str]:
     ]  # fmt: skip
 
 
-def tiny_model(root: Path, **model: Any) -> Path:
+def tiny_model(root: Path, n_mels: int = N_MELS, **model: Any) -> Path:
     """A random tiny Tacotron 2 model file (``model``: constructor arguments to override)."""
     from dataclasses import replace
 
     from tts_pipeline.models.tacotron2 import Tacotron2
 
-    cfg = trainer.model_config(Tacotron2SectionConfig(**TINY), len(get_symbols("english_basic")), N_MELS)
+    cfg = trainer.model_config(Tacotron2SectionConfig(**TINY), len(get_symbols("english_basic")), n_mels)
     torch.manual_seed(0)
     path = root / "tacotron2.pt"
     text = {"symbols": "characters", "symbol_set": "english_basic", "symbol_table": get_symbols("english_basic")}
@@ -270,3 +270,46 @@ def test_a_model_of_another_symbol_table_is_refused(corpus):
     save_tacotron2(path, Tacotron2(cfg), step=0, epoch=0, extra={"symbol_set": "english_other"})
     with pytest.raises(UserError, match="symbol set 'english_other'"):
         run_in_process(durations_stage, durations_argv(corpus, path))
+
+
+def test_alignment_error_compares_sources_side_by_side(tmp_path, capsys):
+    """TextGrid durations and Tacotron 2's, each in its own features folder, against the same ground truth."""
+    import shutil
+
+    from tts_pipeline.commands import alignment_error
+
+    from .test_durations_stage import N_MELS as TRUTH_MELS
+    from .test_durations_stage import make_corpus as make_truth_corpus
+    from .test_durations_stage import run_durations
+
+    corpus = make_truth_corpus(tmp_path)
+    run_durations(corpus, "textgrid")
+    other = tmp_path / "tacotron2_features"
+    for kind in ("mels", "pitch"):
+        shutil.copytree(corpus.features_dir / kind, other / kind)
+    model = tiny_model(tmp_path, n_mels=TRUTH_MELS)
+    payload = {
+        "durations": {"source": "tacotron2", "textgrid_dir": None, "textgrid_tier": "phones"},
+        "audio": {"sampling_rate": 22050, "hop_length": 256, "n_mel_channels": TRUTH_MELS},
+        "text.symbol_set": "english_basic",
+    }
+    run_in_process(durations_stage, [
+        "--section", json.dumps(payload), "--manifest-dir", str(corpus.manifest_dir), "--features-dir", str(other),
+        "--tacotron2", str(model), "--corpus-record", str(corpus.record), "--index", str(other / "durations.json"),
+    ])  # fmt: skip
+    capsys.readouterr()
+    report = tmp_path / "report.json"
+    run_in_process(alignment_error, [
+        "--index", str(corpus.features_dir / "durations.json"), str(other / "durations.json"),
+        "--manifest-dir", str(corpus.manifest_dir), "--corpus-record", str(corpus.record), "--split", "train",
+        "--output", str(report),
+    ])  # fmt: skip
+    printed = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in printed.splitlines()[-3:-1]}
+    assert set(rows) == {"textgrid", "tacotron2"} and rows["tacotron2"][1] == "characters"
+    assert rows["textgrid"][2] == "3/3" and float(rows["textgrid"][4]) == 0.0  # the truth's own phones
+    sources = json.loads(report.read_text())["sources"]
+    assert [source["source"] for source in sources] == ["textgrid", "tacotron2"]
+    # an untrained Tacotron 2 attends anywhere: its error is that of a guess, far above the truth's 0
+    tacotron2 = sources[1]
+    assert tacotron2["n_evaluated"] == 3 and tacotron2["boundary_error_ms"]["mean"] > 1.0
