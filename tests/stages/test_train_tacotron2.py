@@ -145,6 +145,16 @@ def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     assert metrics["steps_this_run"] == 40 - saved[-1]
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("amp", ["off", "fp16", "bf16"])
+def test_two_steps_on_cuda(corpus, amp):
+    metrics = run_stage(stage_argv(corpus, section(max_steps=2, gpus=1, amp=amp)))
+    assert metrics["device"].startswith("cuda") and metrics["step"] == 2 and math.isfinite(metrics["val_loss"])
+    model, _ = load_tacotron2(corpus / "tacotron2" / "model.pt")
+    assert next(model.parameters()).device.type == "cpu"
+
+
 @pytest.mark.parametrize(
     ("factor", "epoch", "expected"),
     [(0.1, 1, 1e-3), (0.1, 501, 1e-4), (0.1, 1001, 1e-5), (0.3, 500, 1e-3), (0.3, 501, 3e-4), (0.3, 1001, 1e-4),
