@@ -323,3 +323,31 @@ def test_alignment_error_compares_sources_side_by_side(tmp_path, capsys):
     # an untrained Tacotron 2 attends anywhere: its error is that of a guess, far above the truth's 0
     tacotron2 = sources[1]
     assert tacotron2["n_evaluated"] == 3 and tacotron2["boundary_error_ms"]["mean"] > 1.0
+
+
+def test_nvidias_checkpoint_gives_the_durations_of_nvidias_own_attention():
+    """On the NVIDIA fixture (tests/fixtures/nvidia_tacotron2), the extraction path's durations equal the
+    counted argmax of NVIDIA's own alignments, without and with their eval-mode prenet dropout (same seed)."""
+    from tts_pipeline.features.durations_from_tacotron2 import align_batch
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "nvidia_tacotron2"
+    ref = torch.load(fixture / "reference_outputs.pt", weights_only=True)
+    loaded, info = load_tacotron2(fixture / "checkpoint_Tacotron2_0.pt")
+    assert info.extra["source_format"] and loaded.cfg.n_symbols == len(get_symbols("english_basic"))
+    lengths = list(zip(ref["text_lengths"].tolist(), ref["mel_lengths"].tolist(), strict=True))
+    texts = [ref["text"][row, :n_text].tolist() for row, (n_text, _) in enumerate(lengths)]
+    mels = [ref["mels"][row, :, :n_mel].numpy() for row, (_, n_mel) in enumerate(lengths)]
+    for prenet_dropout, key in ((0.0, "alignments"), (0.5, "dropout_alignments")):
+        from tts_pipeline.models.tacotron2 import Tacotron2
+
+        # NVIDIA's padding behaviour, so that the padded batch reproduces their outputs exactly
+        model = Tacotron2.from_config(
+            {**loaded.model_config(), "padding_invariant": False, "p_prenet_dropout": prenet_dropout}
+        )
+        model.load_state_dict(loaded.state_dict())
+        torch.manual_seed(2024)
+        ours = align_batch(model.eval(), texts, mels)
+        for row, (n_text, n_mel) in enumerate(lengths):
+            theirs = torch.histc(ref[key][row, :n_mel, :n_text].argmax(dim=1).float(), n_text, 0, n_text - 1)
+            assert ours[row].tolist() == theirs.int().tolist(), (key, row)
+            assert int(ours[row].sum()) == n_mel
