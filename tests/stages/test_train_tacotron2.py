@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from tts_pipeline.text import encode, get_symbols
 from tts_pipeline.training import tacotron2 as trainer
 from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 
+from ..conftest import REPO
 from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
 AUDIO = AudioConfig()
@@ -143,6 +147,26 @@ def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     metrics = json.loads((corpus / "tacotron2" / "metrics.json").read_text())
     assert metrics["step"] == 40 and metrics["resumed_from_step"] == saved[-1]
     assert metrics["steps_this_run"] == 40 - saved[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("torchrun") is None, reason="needs torchrun")
+def test_two_processes_split_the_global_batch(corpus):
+    """DDP on 2 CPU processes: one micro-batch each makes the global batch, and rank 0 alone writes the
+    outputs. (Its update cannot be compared with one process accumulating: the encoder and postnet
+    dropout, fixed by NVIDIA's design, draws other masks on other ranks.)"""
+    runner = corpus / "runner.py"
+    runner.write_text("import sys\nfrom tts_pipeline import cli\ncli.main(sys.argv[1:])\n")
+    env = {key: value for key, value in os.environ.items() if key not in TRACKING_ENV}
+    env["OMP_NUM_THREADS"] = "1"
+    command = ["torchrun", "--standalone", "--nproc_per_node=2", str(runner), "train_tacotron2"]
+    argv = stage_argv(corpus, section(max_steps=2))
+    subprocess.run([*command, *argv], cwd=REPO, env=env, check=True, capture_output=True, timeout=120)
+    metrics = json.loads((corpus / "tacotron2" / "metrics.json").read_text())
+    assert metrics["world_size"] == 2 and metrics["accumulation"] == 1 and metrics["step"] == 2
+    assert math.isfinite(metrics["val_loss"]) and metrics["n_val"] == 2
+    model, info = load_tacotron2(corpus / "tacotron2" / "model.pt")
+    assert info.step == 2 and not model.training
 
 
 @pytest.mark.gpu
