@@ -375,3 +375,27 @@ def test_nvidias_checkpoint_gives_the_durations_of_nvidias_own_attention():
             theirs = torch.histc(ref[key][row, :n_mel, :n_text].argmax(dim=1).float(), n_text, 0, n_text - 1)
             assert ours[row].tolist() == theirs.int().tolist(), (key, row)
             assert int(ours[row].sum()) == n_mel
+
+
+def test_length_bucketing_trains_and_resumes_on_the_same_batches(corpus, monkeypatch):
+    """Global batches of similar mel lengths; a run stopped mid-epoch resumes on the batches an
+    uninterrupted run trains on."""
+    seen: list[list[str]] = []
+    real_step = trainer.loop.train_step
+
+    def spy(state, runtime, micro_batches, **options):
+        seen.append(sorted(utterance for batch in micro_batches for utterance in batch.ids))
+        return real_step(state, runtime, micro_batches, **options)
+
+    monkeypatch.setattr(trainer.loop, "train_step", spy)
+    options = {"global_batch_size": 2, "batch_size": 2, "length_bucketing": True, "bucket_pool": 2}
+    run_stage(stage_argv(corpus, section(max_steps=3, **options)))
+    uninterrupted, seen[:] = list(seen), []
+    shutil.rmtree(corpus / "work")
+    run_stage(stage_argv(corpus, section(max_steps=1, **options)))
+    metrics = run_stage(stage_argv(corpus, section(max_steps=3, **options)))
+    assert metrics["resumed_from_step"] == 1 and seen == uninterrupted
+    lengths = {f"train-{index}": 2 * len(TEXTS[index]) + index for index in range(4)}
+    # a pool of 2 global batches sorted by length: the two shortest share a batch, the two longest too
+    by_length = sorted(lengths, key=lengths.get)
+    assert sorted(uninterrupted[:2]) == sorted([sorted(by_length[:2]), sorted(by_length[2:])])

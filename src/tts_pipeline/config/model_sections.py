@@ -354,6 +354,14 @@ class Tacotron2SectionConfig(StrictModel):
     )
     global_batch_size: int = Field(1024, ge=1, description="GPUs x batch_size x accumulation (8 x 128).")
     batch_size: int = Field(128, ge=1, description="Per process and micro-step.")
+    length_bucketing: bool = Field(
+        False,
+        description="Put utterances of similar mel length in the same global batch: the decoder runs as many "
+        "steps as the longest mel of a batch, so less padding is much less time. false = NVIDIA's random batches.",
+    )
+    bucket_pool: int = Field(
+        50, ge=1, description="With length_bucketing: global batches' worth of shuffled utterances sorted together."
+    )
     epochs: int = Field(1501, ge=1)
     max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
     amp: Literal["off", "fp16", "bf16"] = Field(

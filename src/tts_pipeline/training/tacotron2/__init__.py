@@ -15,6 +15,10 @@ mode; the prenet keeps its dropout, as NVIDIA's) runs before training, every
 ``validation_every_n_epochs`` epochs, at the last epoch and when training stops. Checkpoints hold
 model, optimiser, scaler, counters, history and RNG states (:class:`tts_pipeline.training.loop.EpochLoop`).
 
+Batches are random, as NVIDIA's; with ``length_bucketing`` each global batch holds utterances of
+similar mel length (:class:`tts_pipeline.training.distributed.LengthBuckets`), which matters more than
+for FastPitch: the decoder runs one step per frame of the batch's longest mel.
+
 Modules: :mod:`.state` (model, optimiser, schedule, resume hash), :mod:`.loop` (:func:`fit`, the step,
 validation).
 """

@@ -18,7 +18,7 @@ from tts_pipeline.models.tacotron2 import Tacotron2, Tacotron2LossTerms, tacotro
 from tts_pipeline.models.tacotron2.data import Tacotron2Batch, Tacotron2Dataset, collate
 from tts_pipeline.precision import Precision, resolve_precision
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext, no_sync
+from tts_pipeline.training.distributed import DistributedContext, LengthBuckets, no_sync
 from tts_pipeline.training.engine import ArtifactSink, check_finite, learning_rate, make_loader
 from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
 from tts_pipeline.training.tacotron2.state import Tacotron2State, annealed_rate, build_state
@@ -174,7 +174,10 @@ class _Loop(EpochLoop):
         n_mels: int,
         io: LoopIO,
     ) -> None:
-        super().__init__(cfg, "tacotron2", train_set, io, collate_fn=collate)
+        buckets = None
+        if cfg.length_bucketing:
+            buckets = LengthBuckets(train_set.mel_lengths, group_size=cfg.global_batch_size, pool=cfg.bucket_pool)
+        super().__init__(cfg, "tacotron2", train_set, io, buckets=buckets, collate_fn=collate)
         context = self.context
         self.tacotron2 = cfg
         self.n_symbols = n_symbols
