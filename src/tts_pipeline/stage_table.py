@@ -118,6 +118,14 @@ STAGES: tuple[Stage, ...] = (
         excludes=("waveglow.checkpoint",),
         gpus="waveglow.gpus",
     ),
+    # FastPitch 1.0's path (durations.source: tacotron2): Tacotron 2 trained for its attention
+    Stage(
+        "train_tacotron2",
+        _STAGES + "train_tacotron2",
+        ("tacotron2", "audio.n_mel_channels", "text.symbol_set"),
+        excludes=("tacotron2.checkpoint", "tacotron2.durations_batch_size"),
+        gpus="tacotron2.gpus",
+    ),
 )
 
 _TOOLS = "tts_pipeline.commands."

@@ -286,6 +286,14 @@ class Paths:
     def waveglow_metrics(self) -> str:
         return str(self.experiment / "waveglow" / "metrics.json")
 
+    @property
+    def tacotron2_model(self) -> str:
+        return str(self.experiment / "tacotron2" / "model.pt")
+
+    @property
+    def tacotron2_metrics(self) -> str:
+        return str(self.experiment / "tacotron2" / "metrics.json")
+
     def work(self, stage: str) -> str:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
@@ -372,6 +380,10 @@ class Pipeline:
         """The base vocoder: ``hifigan.checkpoint`` or the trained one."""
         return self.config.hifigan.checkpoint or self.paths.hifigan_model
 
+    def tacotron2_model(self) -> str:
+        """The Tacotron 2 the durations come from: ``tacotron2.checkpoint`` or the trained one."""
+        return self.config.tacotron2.checkpoint or self.paths.tacotron2_model
+
     def inference_phrases(self) -> str:
         """The phrase file ``synthesize`` reads: ``inference.phrases``, or the val manifest (devset10)."""
         phrases = self.config.inference.phrases
@@ -383,6 +395,8 @@ class Pipeline:
     def training_metrics(self) -> dict[str, str]:
         """``metrics.json`` of every training stage in the DAG (a pretrained model has none)."""
         metrics = {"train_aligner": self.paths.aligner_metrics} if self.config.durations.source == "aligner" else {}
+        if self.config.durations.source == "tacotron2" and self.config.tacotron2.checkpoint is None:
+            metrics["train_tacotron2"] = self.paths.tacotron2_metrics
         if self.config.hifigan.checkpoint is None:
             metrics["train_hifigan"] = self.paths.hifigan_metrics
         if self.config.fastpitch.checkpoint is None:
@@ -409,10 +423,12 @@ class Pipeline:
         return inputs
 
     def durations_inputs(self) -> dict[str, str]:
-        """The durations stage needs the trained aligner only when durations come from it."""
+        """The durations stage needs the trained aligner (or Tacotron 2) only when durations come from it."""
         inputs = {"features": self.paths.features_index, "corpus": self.paths.corpus_record}
         if self.config.durations.source == "aligner":
             inputs["aligner"] = self.paths.aligner_model
+        if self.config.durations.source == "tacotron2":
+            inputs["tacotron2"] = self.tacotron2_model()
         return inputs
 
     # WaveGlow: an optional vocoder, in the DAG only when synthesis uses it or the config names a
@@ -443,6 +459,11 @@ class Pipeline:
         return lambda wildcards, input: (
             ["--waveglow", input["waveglow"]] if "waveglow" in input.keys() else ["--hifigan", input["hifigan"]]
         )
+
+    def durations_batch_size(self) -> int:
+        """Utterances per forward pass of the durations stage (``tacotron2.durations_batch_size`` for
+        Tacotron 2; the aligner's batch of 16 otherwise)."""
+        return self.config.tacotron2.durations_batch_size if self.config.durations.source == "tacotron2" else 16
 
     def gpus(self, stage: str) -> int:
         """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""

@@ -78,7 +78,7 @@ def test_rules_and_the_stage_table_agree():
         if row.reads:
             assert f'section=pipeline.params("{rule}")' in block, rule
             assert "--section {params.section:q}" in block, rule
-        runs = re.findall(r"tts-pipeline ([a-z][a-z-]*)|--stage -- ([a-z][a-z-]*)", block)
+        runs = re.findall(r"tts-pipeline ([a-z][a-z0-9-]*)|--stage -- ([a-z][a-z0-9-]*)", block)
         commands = [a or b for a, b in runs if (a or b) != "lease-gpus"]
         assert commands == [row.command], f"rule {rule} runs {commands}, its row says {row.command}"
         asks_gpus = f'gpu=pipeline.gpus("{rule}")' in block

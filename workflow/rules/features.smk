@@ -81,6 +81,8 @@ rule durations:
         manifest_dir=pipeline.input_folder("train"),
         features_dir=pipeline.input_folder("features"),
         aligner=pipeline.optional_input_option("--aligner", "aligner"),
+        tacotron2=pipeline.optional_input_option("--tacotron2", "tacotron2"),
+        batch_size=pipeline.durations_batch_size(),
     log:
         paths.log("durations"),
     benchmark:
@@ -91,4 +93,5 @@ rule durations:
     shell:
         "tts-pipeline durations --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --corpus-record {input.corpus:q}"
-        " {params.aligner:q} --index {output.index:q} 2> {log:q}"
+        " {params.aligner:q} {params.tacotron2:q} --batch-size {params.batch_size:q}"
+        " --index {output.index:q} 2> {log:q}"

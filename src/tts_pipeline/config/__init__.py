@@ -25,10 +25,12 @@ from tts_pipeline.config.data_sections import (
 from tts_pipeline.config.folders import check_folders
 from tts_pipeline.config.model_sections import (
     FASTPITCH_MODEL_FIELDS,
+    TACOTRON2_MODEL_FIELDS,
     AlignerConfig,
     DurationsConfig,
     FastPitchConfig,
     HiFiGANConfig,
+    Tacotron2SectionConfig,
 )
 from tts_pipeline.config.pipeline import (
     PipelineConfig,
@@ -62,6 +64,8 @@ __all__ = [
     "TextConfig",
     "TrackingConfig",
     "WaveGlowSection",
+    "TACOTRON2_MODEL_FIELDS",
+    "Tacotron2SectionConfig",
     "check_folders",
     "config_hash",
     "json_schema",

@@ -1,4 +1,4 @@
-"""Config of the models: aligner, durations source, HiFi-GAN, FastPitch."""
+"""Config of the models: aligner, durations source, HiFi-GAN, FastPitch, Tacotron 2."""
 
 from __future__ import annotations
 
@@ -44,8 +44,10 @@ class AlignerConfig(StrictModel):
 class DurationsConfig(StrictModel):
     """Where per-symbol durations come from."""
 
-    source: Literal["aligner", "textgrid"] = Field(
-        "aligner", description="'aligner': MAS on the trained aligner; 'textgrid': MFA-style TextGrids."
+    source: Literal["aligner", "textgrid", "tacotron2"] = Field(
+        "aligner",
+        description="'aligner': MAS on the trained aligner; 'textgrid': MFA-style TextGrids; 'tacotron2': "
+        "Tacotron 2's teacher-forced attention, argmax per frame, counted (FastPitch 1.0).",
     )
     textgrid_dir: str | None = Field(
         None, description="Folder of <id>.TextGrid files; null = <corpus root>/alignments (the demo corpus)."
@@ -267,6 +269,128 @@ class FastPitchConfig(StrictModel):
                 raise ValueError(f"{key}: must equal symbols_embedding_dim ({d_model}), got {getattr(self, key)}")
         for key in FASTPITCH_MODEL_FIELDS:
             if key.endswith("kernel_size") and getattr(self, key) % 2 == 0:
+                raise ValueError(f"{key}: expected an odd kernel (the convs keep the length), got {getattr(self, key)}")
+        if self.global_batch_size % self.batch_size:
+            raise ValueError(
+                f"global_batch_size: expected a multiple of batch_size ({self.batch_size}), "
+                f"got {self.global_batch_size}"
+            )
+        return self
+
+
+# --------------------------------------------------------------------------------------------------
+# Tacotron 2 (FastPitch 1.0's source of durations)
+# --------------------------------------------------------------------------------------------------
+
+# The fields of Tacotron2SectionConfig that shape the network (NVIDIA's constructor names, see
+# tts_pipeline.models.tacotron2.Tacotron2Config); n_symbols and n_mel_channels come from the text and
+# audio settings.
+TACOTRON2_MODEL_FIELDS = (
+    "mask_padding",
+    "symbols_embedding_dim",
+    "encoder_kernel_size",
+    "encoder_n_convolutions",
+    "encoder_embedding_dim",
+    "attention_rnn_dim",
+    "attention_dim",
+    "attention_location_n_filters",
+    "attention_location_kernel_size",
+    "decoder_rnn_dim",
+    "prenet_dim",
+    "max_decoder_steps",
+    "gate_threshold",
+    "p_attention_dropout",
+    "p_decoder_dropout",
+    "postnet_embedding_dim",
+    "postnet_kernel_size",
+    "postnet_n_convolutions",
+)
+
+
+class Tacotron2SectionConfig(StrictModel):
+    """NVIDIA's Tacotron 2, trained to give FastPitch 1.0 its durations (``durations.source: tacotron2``).
+
+    The schedule is NVIDIA's ``train.py`` recipe (DGX-A100, 8 GPUs x 128): Adam, learning rate 1e-3
+    multiplied by the anneal factor at each of ``anneal_epochs``, weight decay 1e-6, gradient-norm clip 1.0,
+    1501 epochs.
+    """
+
+    symbols: Literal["characters", "arpabet"] = Field(
+        "characters",
+        description="'characters': the cleaned text's characters (NVIDIA's); 'arpabet': CMUdict words as phones.",
+    )
+    # network (NVIDIA's constructor names and defaults)
+    mask_padding: bool = Field(False, description="Zero the outputs on padded frames (NVIDIA's default: off).")
+    symbols_embedding_dim: int = Field(512, ge=2, description="Symbol embedding size; = encoder_embedding_dim.")
+    encoder_kernel_size: int = Field(5, ge=1, description="Encoder convolution kernel (odd).")
+    encoder_n_convolutions: int = Field(3, ge=1)
+    encoder_embedding_dim: int = Field(512, ge=2, description="Encoder channels (even: two LSTM directions).")
+    attention_rnn_dim: int = Field(1024, ge=1)
+    attention_dim: int = Field(128, ge=1)
+    attention_location_n_filters: int = Field(32, ge=1)
+    attention_location_kernel_size: int = Field(31, ge=1, description="Location convolution kernel (odd).")
+    decoder_rnn_dim: int = Field(1024, ge=1)
+    prenet_dim: int = Field(256, ge=1)
+    max_decoder_steps: int = Field(2000, ge=1, description="Most frames decoded at inference.")
+    gate_threshold: float = Field(0.5, gt=0, lt=1)
+    p_attention_dropout: float = Field(0.1, ge=0, lt=1)
+    p_decoder_dropout: float = Field(0.1, ge=0, lt=1)
+    postnet_embedding_dim: int = Field(512, ge=1)
+    postnet_kernel_size: int = Field(5, ge=1, description="Postnet convolution kernel (odd).")
+    postnet_n_convolutions: int = Field(5, ge=2)
+
+    # schedule (NVIDIA's train.py)
+    learning_rate: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(1e-6, ge=0, description="Adam's (L2) weight decay.")
+    grad_clip: float = Field(1.0, gt=0, description="Global gradient-norm clip.")
+    anneal_epochs: list[int] = Field(
+        [500, 1000, 1500],
+        description="Epochs (counted from 0, as NVIDIA's --anneal-steps) from which the rate is annealed once more.",
+    )
+    anneal_factor: Literal[0.1, 0.3] = Field(
+        0.3,
+        description="0.1: the rate x 0.1 per anneal epoch passed; 0.3: x 0.3, x 0.1, x 0.03, ... (NVIDIA's "
+        "platform scripts).",
+    )
+    global_batch_size: int = Field(1024, ge=1, description="GPUs x batch_size x accumulation (8 x 128).")
+    batch_size: int = Field(128, ge=1, description="Per process and micro-step.")
+    length_bucketing: bool = Field(
+        False,
+        description="Put utterances of similar mel length in the same global batch: the decoder runs as many "
+        "steps as the longest mel of a batch, so less padding is much less time. false = NVIDIA's random batches.",
+    )
+    bucket_pool: int = Field(
+        50, ge=1, description="With length_bucketing: global batches' worth of shuffled utterances sorted together."
+    )
+    epochs: int = Field(1501, ge=1)
+    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
+    amp: Literal["off", "fp16", "bf16"] = Field(
+        "off", description="Mixed precision: 'fp16' with gradient scaling on CUDA, 'bf16' autocast (float32 losses)."
+    )
+    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
+    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
+    seed: int = 1234
+    validation_every_n_epochs: int = Field(1, ge=1, description="NVIDIA validates after every epoch.")
+    checkpoint_every_n_epochs: int = Field(50, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    checkpoint: str | None = Field(
+        None,
+        description="A trained Tacotron 2 (model file of this pipeline, or NVIDIA's checkpoint such as "
+        "nvidia_tacotron2pyt_fp16.pt): the workflow skips train_tacotron2 and takes durations from it.",
+    )
+    durations_batch_size: int = Field(16, ge=1, description="Batch of the teacher-forced duration extraction.")
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> Tacotron2SectionConfig:
+        if self.symbols_embedding_dim != self.encoder_embedding_dim:
+            raise ValueError(
+                f"symbols_embedding_dim: must equal encoder_embedding_dim ({self.encoder_embedding_dim}), "
+                f"got {self.symbols_embedding_dim}"
+            )
+        if self.encoder_embedding_dim % 2:
+            raise ValueError(f"encoder_embedding_dim: expected an even number, got {self.encoder_embedding_dim}")
+        for key in ("encoder_kernel_size", "attention_location_kernel_size", "postnet_kernel_size"):
+            if getattr(self, key) % 2 == 0:
                 raise ValueError(f"{key}: expected an odd kernel (the convs keep the length), got {getattr(self, key)}")
         if self.global_batch_size % self.batch_size:
             raise ValueError(

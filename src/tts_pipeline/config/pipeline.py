@@ -18,7 +18,13 @@ from tts_pipeline.config.data_sections import (
     PitchConfig,
     TextConfig,
 )
-from tts_pipeline.config.model_sections import AlignerConfig, DurationsConfig, FastPitchConfig, HiFiGANConfig
+from tts_pipeline.config.model_sections import (
+    AlignerConfig,
+    DurationsConfig,
+    FastPitchConfig,
+    HiFiGANConfig,
+    Tacotron2SectionConfig,
+)
 from tts_pipeline.config.rules import check_hifigan_fits_audio
 from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
 from tts_pipeline.config.waveglow_section import WaveGlowSection, check_waveglow_fits_audio
@@ -45,6 +51,7 @@ class PipelineConfig(StrictModel):
     inference: InferenceConfig = InferenceConfig()
     benchmark: BenchmarkConfig = BenchmarkConfig()
     waveglow: WaveGlowSection = WaveGlowSection()
+    tacotron2: Tacotron2SectionConfig = Tacotron2SectionConfig()
 
     @model_validator(mode="after")
     def _sections_agree(self) -> PipelineConfig:

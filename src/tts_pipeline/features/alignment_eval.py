@@ -243,7 +243,7 @@ class DurationSource:
     """What :func:`evaluate_split` needs to know about how durations were made.
 
     Attributes:
-        source: ``"aligner"`` (word spans from the symbols) or ``"textgrid"`` (from the source
+        source: ``"aligner"`` or ``"tacotron2"`` (word spans from the symbols) or ``"textgrid"`` (from the source
             TextGrid's phones and words tiers).
         symbols: The symbol table, in id order.
         hop_length, sampling_rate: The frame grid.

@@ -1,4 +1,4 @@
-"""Per-symbol durations (MAS on the trained aligner, or TextGrid phones) and per-symbol pitch.
+"""Per-symbol durations (MAS on the trained aligner, Tacotron 2's attention, or TextGrid phones) and per-symbol pitch.
 
 For every utterance of train, val and test it writes, atomically, under ``--features-dir``:
 
@@ -8,6 +8,9 @@ For every utterance of train, val and test it writes, atomically, under ``--feat
 
 ``durations.source: aligner`` encodes the cleaned text as the aligner was trained (characters or
 ARPAbet, its symbol set), runs it on the CPU in batches and takes MAS on its soft attention.
+``durations.source: tacotron2`` runs Tacotron 2 (``--tacotron2``: its model file or NVIDIA's checkpoint)
+teacher-forced over the ground-truth mels and counts, per symbol, the frames whose attention peaks on it
+(FastPitch 1.0's durations; the text encoded as Tacotron 2 was trained).
 ``durations.source: textgrid`` reads ``<textgrid_dir>/<id>.TextGrid`` (``textgrid_dir`` null =
 ``<corpus root>/alignments``): the ``durations.textgrid_tier`` labels become the symbols, with a
 symbol table built from the training TextGrids.
@@ -43,9 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--aligner", default="", help="the trained aligner's model.pt (durations.source 'aligner'; '' = none)"
     )
+    parser.add_argument(
+        "--tacotron2", default="", help="Tacotron 2 model.pt or NVIDIA checkpoint (durations.source 'tacotron2')"
+    )
     parser.add_argument("--corpus-record", type=Path, required=True, help="corpus.json written by the corpus stage")
     parser.add_argument("--index", type=Path, required=True, help="durations.json to write last")
-    parser.add_argument("--batch-size", type=int, default=16, help="utterances per aligner forward pass")
+    parser.add_argument("--batch-size", type=int, default=16, help="utterances per aligner / Tacotron 2 forward pass")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -56,6 +62,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.errors import UserError
     from tts_pipeline.features.alignment_eval import alignment_quality, format_summary
     from tts_pipeline.features.durations_from_aligner import durations_from_aligner
+    from tts_pipeline.features.durations_from_tacotron2 import durations_from_tacotron2
     from tts_pipeline.features.durations_from_textgrids import durations_from_textgrids
     from tts_pipeline.features.figures import duration_figures, load_figure_aligner
     from tts_pipeline.features.layout import DURATIONS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
@@ -80,6 +87,12 @@ def run(args: argparse.Namespace) -> None:
                 raise UserError("durations.source is 'aligner' but no --aligner model.pt was given")
             symbol_fields = durations_from_aligner(
                 utterances, layout, args.aligner, symbol_set, args.batch_size, counts
+            )
+        elif cfg.source == "tacotron2":
+            if not args.tacotron2:
+                raise UserError("durations.source is 'tacotron2' but no --tacotron2 model was given")
+            symbol_fields = durations_from_tacotron2(
+                utterances, layout, args.tacotron2, symbol_set, audio.n_mel_channels, args.batch_size, counts
             )
         else:
             textgrid_dir = Path(cfg.textgrid_dir) if cfg.textgrid_dir else corpus_root / TRUTH_DIR_NAME

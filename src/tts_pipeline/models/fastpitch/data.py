@@ -87,7 +87,7 @@ class TextSettings:
 
     Attributes:
         symbols: The symbol table; an id indexes it, 0 is the pad.
-        source: Where durations came from: ``"aligner"`` or ``"textgrid"``.
+        source: Where durations came from: ``"aligner"``, ``"tacotron2"`` or ``"textgrid"``.
         symbols_kind: ``"characters"`` or ``"arpabet"`` (cleaned text encoded by
             :func:`tts_pipeline.text.encode`), or ``"textgrid"`` (phone labels of a TextGrid tier,
             which new text cannot produce without an external aligner/phonemiser).

@@ -1,0 +1,135 @@
+"""Durations from Tacotron 2 (FastPitch 1.0's way): the model runs teacher-forced over the ground-truth
+mel, and each mel frame is given to the symbol its attention weighs most; a symbol's duration is the
+count of its frames. The durations therefore sum exactly to the mel's ``T`` (a symbol no frame picks
+gets 0). See :func:`durations_from_tacotron2`.
+
+The text is encoded as the model was trained (its file's ``symbols`` kind and ``symbol_set``; an
+NVIDIA checkpoint, which records none, is taken as NVIDIA trained it: characters of the config's
+``text.symbol_set``), the same encoding the aligner path uses, so the durations belong to the symbols
+FastPitch trains on. The prenet's dropout, which NVIDIA keeps on in eval mode, draws from a fixed seed,
+so reruns give the same durations.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tts_pipeline.errors import UserError
+from tts_pipeline.features.layout import FeatureLayout
+from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames, write_symbol_files
+
+log = logging.getLogger(__name__)
+
+SEED = 1234  # of the prenet's dropout during extraction
+
+
+def durations_from_alignment(alignment: np.ndarray) -> np.ndarray:
+    """Per-symbol durations of one utterance's attention ``(T, L)`` (rows: mel frames; columns: its
+    symbols, padding cut off): argmax over symbols per frame, counted. ``(L,)`` int32 summing to ``T``."""
+    alignment = np.asarray(alignment)
+    if alignment.ndim != 2 or alignment.shape[0] < 1 or alignment.shape[1] < 1:
+        raise ValueError(f"alignment: expected (T >= 1, L >= 1), got {alignment.shape}")
+    return np.bincount(alignment.argmax(axis=1), minlength=alignment.shape[1]).astype(np.int32)
+
+
+def align_batch(model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Durations of a batch from Tacotron 2's teacher-forced attention, on the CPU.
+
+    Args:
+        model: :class:`tts_pipeline.models.tacotron2.Tacotron2` in eval mode.
+        texts: ``B`` symbol-id sequences.
+        mels: ``B`` log-mels ``(n_mels, T_b)``.
+
+    Returns:
+        ``B`` int32 ``(L_b,)`` duration vectors, each summing to ``T_b``.
+    """
+    import torch
+
+    text_lengths = [len(text) for text in texts]
+    mel_lengths = [mel.shape[1] for mel in mels]
+    batch, n_mels = len(texts), mels[0].shape[0]
+    text = np.zeros((batch, max(text_lengths)), dtype=np.int64)
+    mel = np.zeros((batch, n_mels, max(mel_lengths)), dtype=np.float32)
+    for index, (ids, features) in enumerate(zip(texts, mels, strict=True)):
+        text[index, : len(ids)] = ids
+        mel[index, :, : features.shape[1]] = features
+    with torch.no_grad():
+        output = model(
+            torch.from_numpy(text), torch.tensor(text_lengths), torch.from_numpy(mel), torch.tensor(mel_lengths)
+        )
+    alignments = output.alignments.float().numpy()
+    return [
+        durations_from_alignment(alignments[index, :n_frames, :n_tokens])
+        for index, (n_frames, n_tokens) in enumerate(zip(mel_lengths, text_lengths, strict=True))
+    ]
+
+
+def model_text(info: Any, model_path: str, symbol_set: str) -> tuple[str, list[str]]:
+    """The symbol kind and table Tacotron 2 was trained with, checked against ``symbol_set``."""
+    from tts_pipeline.text import get_symbols
+
+    extra = dict(getattr(info, "extra", {}) or {})
+    symbols = str(extra.get("symbols") or "characters")
+    trained_set = str(extra.get("symbol_set") or symbol_set)
+    if trained_set != symbol_set:
+        raise UserError(
+            f"{model_path}: Tacotron 2 was trained on symbol set {trained_set!r}, but text.symbol_set is "
+            f"{symbol_set!r}; retrain it or change text.symbol_set"
+        )
+    table = get_symbols(symbol_set)
+    trained_table = list(extra.get("symbol_table") or table)
+    n_symbols = int(info.model_config.get("n_symbols", len(table)))
+    if trained_table != table or n_symbols != len(table):
+        raise UserError(
+            f"{model_path}: its symbol table ({n_symbols} symbols) differs from symbol set {symbol_set!r} "
+            f"as this version defines it ({len(table)}); retrain Tacotron 2 or change text.symbol_set"
+        )
+    return symbols, table
+
+
+def durations_from_tacotron2(
+    utterances: Sequence[Utterance],
+    layout: FeatureLayout,
+    model_path: str,
+    symbol_set: str,
+    n_mels: int,
+    batch_size: int,
+    counts: dict[str, SplitCounts],
+) -> dict[str, Any]:
+    """Run Tacotron 2 on every utterance and write its files; returns the index's symbol fields."""
+    import torch
+
+    from tts_pipeline.models.tacotron2 import load_tacotron2
+    from tts_pipeline.text import encode
+
+    model, info = load_tacotron2(model_path)
+    model = model.to("cpu").eval()
+    if model.cfg.n_mel_channels != n_mels:
+        raise UserError(
+            f"{model_path}: Tacotron 2 reads {model.cfg.n_mel_channels} mel channels, "
+            f"but audio.n_mel_channels is {n_mels}"
+        )
+    symbols, table = model_text(info, model_path, symbol_set)
+    jobs: list[tuple[int, Utterance, list[int]]] = []
+    for utterance in utterances:
+        ids = encode(utterance.text, symbols, symbol_set)
+        if not ids:
+            raise UserError(f"{utterance.id}: text {utterance.text!r} encodes to no symbols")
+        jobs.append((mel_frames(layout, utterance.id), utterance, ids))
+    # Similar lengths share a batch (little padding); the order is fixed, so reruns give the same batches.
+    jobs.sort(key=lambda job: (job[0], job[1].id))
+    log.info("tacotron2 (%s, %s): %d utterances, batch %d, %d CPU threads", symbols, symbol_set, len(jobs),
+             batch_size, torch.get_num_threads())  # fmt: skip
+    torch.manual_seed(SEED)
+    for start in range(0, len(jobs), batch_size):
+        batch = jobs[start : start + batch_size]
+        mels = [np.load(layout.mel(utterance.id)) for _, utterance, _ in batch]
+        durations = align_batch(model, [ids for _, _, ids in batch], mels)
+        for (n_frames, utterance, ids), duration in zip(batch, durations, strict=True):
+            write_symbol_files(layout, utterance.id, duration, np.asarray(ids, dtype=np.int32), n_frames)
+            counts[utterance.split].add(duration, n_frames)
+    return {"symbols_kind": symbols, "symbol_set": symbol_set, "symbols": table}

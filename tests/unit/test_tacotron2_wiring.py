@@ -1,0 +1,69 @@
+"""durations.source: tacotron2 in the config and the wiring: train_tacotron2 feeds the durations stage,
+a tacotron2.checkpoint replaces it, and its settings reach it and nothing else."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from tts_pipeline import wiring
+from tts_pipeline.config import ConfigError, parse_config
+
+from ..conftest import REPO
+
+
+@pytest.fixture
+def demo() -> dict:
+    return yaml.safe_load((REPO / "config/demo.yaml").read_text())
+
+
+def test_the_demo_and_recipe_configs_carry_nvidias_schedule():
+    recipe = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    cfg = parse_config(recipe).tacotron2
+    assert (cfg.learning_rate, cfg.weight_decay, cfg.grad_clip, cfg.epochs) == (1e-3, 1e-6, 1.0, 1501)
+    assert (cfg.global_batch_size, cfg.batch_size, cfg.gpus) == (1024, 128, 8)
+    assert cfg.anneal_epochs == [500, 1000, 1500] and cfg.anneal_factor == 0.3
+
+
+def test_an_unknown_tacotron2_key_names_its_path(demo):
+    demo["tacotron2"]["attention_size"] = 3
+    with pytest.raises(ConfigError, match="tacotron2.attention_size: unknown key"):
+        parse_config(demo)
+    demo["tacotron2"].pop("attention_size")
+    demo["durations"]["source"] = "tacotron"
+    with pytest.raises(ConfigError, match="durations.source"):
+        parse_config(demo)
+
+
+def test_tacotron2_durations_come_from_the_trained_model_or_the_checkpoint(demo):
+    demo["durations"]["source"] = "tacotron2"
+    pipeline = wiring.Pipeline(demo)
+    inputs = pipeline.durations_inputs()
+    assert inputs["tacotron2"] == pipeline.paths.tacotron2_model and "aligner" not in inputs
+    assert pipeline.paths.tacotron2_model.endswith("results/demo/tacotron2/model.pt")
+    assert "train_tacotron2" in pipeline.training_metrics() and "train_aligner" not in pipeline.training_metrics()
+    assert pipeline.durations_batch_size() == demo["tacotron2"]["durations_batch_size"]
+    assert pipeline.gpus("train_tacotron2") == demo["tacotron2"]["gpus"]
+
+    demo["tacotron2"]["checkpoint"] = "pretrained/nvidia_tacotron2pyt_fp16.pt"
+    pipeline = wiring.Pipeline(demo)
+    assert pipeline.durations_inputs()["tacotron2"] == "pretrained/nvidia_tacotron2pyt_fp16.pt"
+    assert "train_tacotron2" not in pipeline.training_metrics()
+
+    demo["durations"]["source"] = "aligner"
+    pipeline = wiring.Pipeline(demo)
+    assert "tacotron2" not in pipeline.durations_inputs() and "train_tacotron2" not in pipeline.training_metrics()
+
+
+def test_tacotron2_settings_reach_its_training_only(demo):
+    before = {row: wiring.stage_params(parse_config(demo), row) for row in ("train_tacotron2", "durations")}
+    payload = json.loads(before["train_tacotron2"])
+    assert set(payload) == {"tacotron2", "audio.n_mel_channels", "text.symbol_set"}
+    assert "checkpoint" not in payload["tacotron2"] and "durations_batch_size" not in payload["tacotron2"]
+    demo["tacotron2"]["learning_rate"] = 0.002
+    demo["tacotron2"]["checkpoint"] = "elsewhere.pt"  # the shortcut does not rerun training
+    after = {row: wiring.stage_params(parse_config(demo), row) for row in before}
+    assert after["durations"] == before["durations"]
+    assert json.loads(after["train_tacotron2"])["tacotron2"]["learning_rate"] == 0.002
