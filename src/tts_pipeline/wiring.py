@@ -439,3 +439,18 @@ class Pipeline:
         manifests = [path for path in map(self.paths.manifest, ("train", "val")) if Path(path).is_file()]
         dataset = (self.config.corpus.name, manifests)
         tracking.close_parent_run(status, summary=summary, job_logs=logs, dataset=dataset)
+
+    # cluster: each job's resources and a tracking store jobs on other hosts can share (cluster.py)
+    def job_resources(self, stage: str) -> dict[str, int]:
+        """``mem_mb``, ``runtime`` (minutes) and ``cpus_per_task`` of a rule (``cluster.resources``)."""
+        from tts_pipeline.cluster import job_resources
+
+        return job_resources(self.config, stage)
+
+    def check_tracking_store(self, workflow: Any) -> None:
+        """Before any job: refuse a SQLite MLflow store under a cluster executor (``cluster.allow_sqlite``)."""
+        from tts_pipeline import tracking
+        from tts_pipeline.cluster import check_tracking_store, executor_name
+
+        uri = tracking.TrackingSettings.from_config(self.config).uri
+        check_tracking_store(self.config, uri, executor_name(workflow))

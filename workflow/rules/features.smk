@@ -16,6 +16,8 @@ rule features:
         code=pipeline.code("features"),
         manifest_dir=pipeline.input_folder("train"),
         out_dir=pipeline.output_folder("index"),
+    resources:
+        **pipeline.job_resources("features"),
     log:
         paths.log("features"),
     benchmark:
@@ -50,6 +52,7 @@ rule train_aligner:
         work_dir=paths.work("train_aligner"),
     resources:
         gpu=pipeline.gpus("train_aligner"),
+        **pipeline.job_resources("train_aligner"),
     log:
         paths.log("train_aligner"),
     benchmark:
@@ -81,6 +84,8 @@ rule durations:
         manifest_dir=pipeline.input_folder("train"),
         features_dir=pipeline.input_folder("features"),
         aligner=pipeline.optional_input_option("--aligner", "aligner"),
+    resources:
+        **pipeline.job_resources("durations"),
     log:
         paths.log("durations"),
     benchmark:

@@ -16,6 +16,7 @@ rule synthesize:
         out_dir=pipeline.output_folder("manifest"),
     resources:
         gpu=pipeline.gpus("synthesize"),
+        **pipeline.job_resources("synthesize"),
     log:
         paths.log("synthesize"),
     benchmark:
