@@ -128,6 +128,15 @@ def slurm_run(slurm, mlflow_server, tmp_path_factory):
     return workdir, config, result
 
 
+def test_the_sqlite_store_is_refused_before_any_job(slurm, tmp_path):
+    config = tiny_demo(tmp_path)  # tracking.uri null: <results_dir>/mlflow.db
+    result = slurm_snakemake(tmp_path, config=config, check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "SQLite" in out and "cluster.allow_sqlite" in out and "tracking.uri" in out, out
+    assert not submitted(result) and not (tmp_path / "resources").exists()
+
+
 def test_every_job_is_a_slurm_job_with_the_configured_requests(slurm_run):
     workdir, config, result = slurm_run
     jobs = submitted(result)
