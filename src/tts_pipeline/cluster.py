@@ -7,10 +7,15 @@
   jobs run on other hosts; SQLite over a network filesystem loses writes and locks, so the default
   SQLite store is refused there unless ``cluster.allow_sqlite`` says every job runs on this host.
   An MLflow server (``tracking.uri: http://host:5000``) is the store for clusters.
+* :func:`check_folder_names`: Snakemake 9.27 hands a cluster job its input files through a shell
+  command it quotes wrongly (``'a \\'b'``), and the Slurm plugin submits it through a shell: a folder
+  name with a quote breaks every job, ``$(...)`` or backticks in one run on the submitting host.
+  Local runs quote every path correctly; cluster runs refuse such folder names before any job.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tts_pipeline.config import PipelineConfig
@@ -18,6 +23,9 @@ from tts_pipeline.config.cluster_sections import DEFAULT_RESOURCES
 from tts_pipeline.errors import UserError
 
 RESOURCE_KEYS = ("mem_mb", "runtime", "cpus_per_task")
+
+# Characters a shell treats specially inside the wrongly quoted job command of a cluster job.
+UNSAFE_FOR_CLUSTER = "'\"$`\\"
 
 
 def job_resources(config: PipelineConfig, rule: str) -> dict[str, int]:
@@ -60,3 +68,32 @@ def check_tracking_store(config: PipelineConfig, tracking_uri: str, executor: st
         "MLflow server (README.md, 'On a Slurm cluster') and set tracking.uri: http://<host>:5000, or set "
         "cluster.allow_sqlite: true if every job runs on this host, or tracking.enabled: false."
     )
+
+
+def check_folder_names(config: PipelineConfig, executor: str, workdir: str | Path = ".") -> None:
+    """Refuse, under a cluster executor, folders whose names a cluster job's command would mangle.
+
+    Args:
+        config: The pipeline config (``results_dir``, ``resources_dir``).
+        executor: ``"local"`` or the cluster executor's name (:func:`executor_name`).
+        workdir: The working directory (absolute paths of the working directory reach the jobs too).
+
+    Raises:
+        UserError: A folder holds a quote, ``$``, a backtick or a backslash, naming the key.
+    """
+    if executor == "local":
+        return
+    folders = {
+        "results_dir": config.results_dir,
+        "resources_dir": config.resources_dir,
+        "the working directory": str(Path(workdir).resolve()),
+    }
+    for key, folder in folders.items():
+        bad = sorted({char for char in folder if char in UNSAFE_FOR_CLUSTER})
+        if bad:
+            raise UserError(
+                f"{key} {folder!r} holds {' '.join(bad)}: under the {executor} executor Snakemake passes "
+                "input paths to each job through a shell command that does not quote these characters "
+                "safely. Choose a folder name without quotes, $, backticks or backslashes (spaces are fine), "
+                "or run locally."
+            )

@@ -447,10 +447,12 @@ class Pipeline:
 
         return job_resources(self.config, stage)
 
-    def check_tracking_store(self, workflow: Any) -> None:
-        """Before any job: refuse a SQLite MLflow store under a cluster executor (``cluster.allow_sqlite``)."""
+    def check_cluster_run(self, workflow: Any) -> None:
+        """Before any job of a cluster executor: refuse a SQLite MLflow store (``cluster.allow_sqlite``)
+        and folder names the jobs' commands would mangle (``cluster.check_folder_names``)."""
         from tts_pipeline import tracking
-        from tts_pipeline.cluster import check_tracking_store, executor_name
+        from tts_pipeline.cluster import check_folder_names, check_tracking_store, executor_name
 
-        uri = tracking.TrackingSettings.from_config(self.config).uri
-        check_tracking_store(self.config, uri, executor_name(workflow))
+        executor = executor_name(workflow)
+        check_folder_names(self.config, executor)
+        check_tracking_store(self.config, tracking.TrackingSettings.from_config(self.config).uri, executor)

@@ -24,6 +24,11 @@ from ..conftest import REPO
 from ..workflow import test_data_workflow as local
 from ..workflow.test_data_workflow import HOSTILE, STAGES, demo_dirs, tiny_demo
 
+# Folders with a space: Snakemake quotes those correctly for cluster jobs (quotes, $ and backticks it
+# does not: the workflow refuses them under a cluster executor, see the first test).
+FOLDERS = {"results_dir": "slurm out/results", "resources_dir": "slurm out/resources"}
+OUT = "slurm out"
+
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
@@ -120,21 +125,28 @@ def sacct(job_ids) -> dict[str, dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def slurm_run(slurm, mlflow_server, tmp_path_factory):
-    """One run of the whole tiny DAG through Slurm, in the ``HOSTILE`` folder like the local run."""
+    """One run of the whole tiny DAG through Slurm, its outputs in a folder whose name holds a space."""
     workdir = tmp_path_factory.mktemp("slurm_run")
-    config = tiny_demo(workdir, **demo_dirs(), tracking__uri=mlflow_server)
+    config = tiny_demo(workdir, **FOLDERS, tracking__uri=mlflow_server)
     result = slurm_snakemake(workdir, config=config)
     (workdir / "terminal.txt").write_text(result.stdout + result.stderr)
     return workdir, config, result
 
 
-def test_the_sqlite_store_is_refused_before_any_job(slurm, tmp_path):
+def test_the_sqlite_store_and_shell_quoted_folders_are_refused_before_any_job(slurm, tmp_path):
     config = tiny_demo(tmp_path)  # tracking.uri null: <results_dir>/mlflow.db
     result = slurm_snakemake(tmp_path, config=config, check=False)
     out = result.stdout + result.stderr
     assert result.returncode != 0
     assert "SQLite" in out and "cluster.allow_sqlite" in out and "tracking.uri" in out, out
     assert not submitted(result) and not (tmp_path / "resources").exists()
+
+    config = tiny_demo(tmp_path, **demo_dirs(), cluster__allow_sqlite=True)
+    result = slurm_snakemake(tmp_path, config=config, check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0 and "results_dir" in out and "quotes, $, backticks" in out, out
+    assert not submitted(result) and not (tmp_path / HOSTILE).exists()
+    assert not {"INJECTED", "INJECTED2"} & {path.name for path in tmp_path.iterdir()}
 
 
 def test_every_job_is_a_slurm_job_with_the_configured_requests(slurm_run):
@@ -156,11 +168,16 @@ def test_every_job_is_a_slurm_job_with_the_configured_requests(slurm_run):
 
 def test_outputs_hold_the_local_runs_contracts(slurm_run):
     workdir, config, _ = slurm_run
-    local.test_contract_files((workdir, config))
-    local.test_feature_contracts((workdir, config))
-    local.test_vocoder_contracts((workdir, config))
-    local.test_benchmark_and_report_contracts((workdir, config))
-    local.test_fastpitch_mels_have_the_ground_truth_frame_count((workdir, config))
+    # the local run's checks read <workdir>/HOSTILE/...: let that name lead to this run's folder
+    (workdir / HOSTILE).symlink_to(workdir / OUT)
+    try:
+        local.test_contract_files((workdir, config))
+        local.test_feature_contracts((workdir, config))
+        local.test_vocoder_contracts((workdir, config))
+        local.test_benchmark_and_report_contracts((workdir, config))
+        local.test_fastpitch_mels_have_the_ground_truth_frame_count((workdir, config))
+    finally:
+        (workdir / HOSTILE).unlink()
 
 
 def test_mlflow_runs_are_complete_in_the_server(slurm_run, mlflow_server):
@@ -186,7 +203,7 @@ def test_mlflow_runs_are_complete_in_the_server(slurm_run, mlflow_server):
 
 def test_a_single_stage_reruns_as_one_slurm_job(slurm_run):
     workdir, config, _ = slurm_run
-    page = workdir / HOSTILE / "results/demo/report/audio"
+    page = workdir / OUT / "results/demo/report/audio"
     before = page.stat().st_mtime_ns
     result = slurm_snakemake(workdir, "-R", "report_pages", config=config)
     jobs = submitted(result)
@@ -200,7 +217,7 @@ def test_a_failing_jobs_log_is_named_in_snakemakes_message(slurm_run):
     bad = workdir / "bad_phrases.txt"
     bad.write_text("a line without the separator\n")
     uri = yaml.safe_load(config.read_text())["tracking"]["uri"]
-    changed = tiny_demo(workdir, **demo_dirs(), tracking__uri=uri, inference__phrases=str(bad))
+    changed = tiny_demo(workdir, **FOLDERS, tracking__uri=uri, inference__phrases=str(bad))
     result = slurm_snakemake(workdir, "--until", "synthesize", config=changed, check=False)
     assert result.returncode != 0
     out = result.stdout + result.stderr
@@ -209,10 +226,12 @@ def test_a_failing_jobs_log_is_named_in_snakemakes_message(slurm_run):
     assert sacct(jobs.values())[jobs["synthesize"]]["State"] == "FAILED"
     # Snakemake's error block names the stage's log; that log holds the stage's own message
     error = out[out.index("Error in rule synthesize:"):]
-    log = re.search(r"^\s+log: (.+?) \(check log file\(s\) for error details\)$", error, re.M)
-    assert log, error
-    text = (workdir / log.group(1)).read_text()
-    assert str(bad) in text and "|" in text
-    # and the Slurm job's own log is named too, and kept
-    slurm_log = re.search(r"(\S+/slurm_logs/rule_synthesize/\d+\.log)", out)
-    assert slurm_log and Path(slurm_log.group(1)).is_file(), out
+    logs = re.search(r"^\s+log: (.+?) \(check log file\(s\) for error details\)$", error, re.M)
+    assert logs, error
+    stage_log, slurm_log = logs.group(1).split(", ")
+    assert stage_log == f"{OUT}/results/demo/logs/synthesize.log"
+    text = (workdir / stage_log).read_text()
+    assert str(bad) in text and "|" in text, text
+    # and the Slurm job's own log (Snakemake inside the job), kept because the job failed
+    assert re.fullmatch(r".+/\.snakemake/slurm_logs/rule_synthesize/\d+\.log", slurm_log), slurm_log
+    assert "Error in rule synthesize" in Path(slurm_log).read_text()

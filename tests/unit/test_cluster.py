@@ -66,3 +66,13 @@ def test_sqlite_is_refused_under_a_cluster_executor_unless_allowed():
     check_tracking_store(config(), "http://mlflow:5000", "slurm")
     off = parse_config({"experiment": "x", "tracking": {"enabled": False}})
     check_tracking_store(off, sqlite, "slurm")
+
+
+def test_shell_quoted_folder_names_are_refused_under_a_cluster_executor_only(tmp_path):
+    from tts_pipeline.cluster import check_folder_names
+
+    hostile = parse_config({"experiment": "x", "results_dir": "out 'a' $(x)/results"})
+    with pytest.raises(UserError, match=r"^results_dir .+ holds \$ ': under the slurm executor"):
+        check_folder_names(hostile, "slurm", tmp_path)
+    check_folder_names(hostile, "local", tmp_path)
+    check_folder_names(parse_config({"experiment": "x", "results_dir": "out dir/results"}), "slurm", tmp_path)
