@@ -67,7 +67,8 @@ def test_the_slurm_plan_of_the_ljspeech_recipe_asks_for_gpus_memory_and_time(tmp
     for rule, (mem_mb, runtime, cpus) in DEFAULT_RESOURCES.items():
         assert plan[rule]["mem_mb"] == mem_mb and plan[rule]["runtime"] == runtime, (rule, plan[rule])
         assert plan[rule]["cpus_per_task"] == cpus, (rule, plan[rule])
-        assert "tasks" not in plan[rule] and "tasks_per_gpu" not in plan[rule], "torchrun spawns the processes"
+        # no --ntasks-per-gpu: Slurm starts the command once, torchrun spawns one process per GPU
+        assert plan[rule]["tasks"] == 0 and "tasks_per_gpu" not in plan[rule], (rule, plan[rule])
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
     assert plan["train_hifigan"]["gpu"] == plan["train_fastpitch"]["gpu"] == 4
     assert plan["train_aligner"]["gpu"] == config["aligner"]["gpus"]
