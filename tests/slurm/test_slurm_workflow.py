@@ -197,6 +197,10 @@ def test_mlflow_runs_are_complete_in_the_server(slurm_run, mlflow_server):
     assert {child["status"] for child in children} == {"FINISHED"}
     assert by_stage["manifest"]["metrics"]["n_valid"] == 24
     assert {"train/loss", "val/loss"} <= set(by_stage["train_fastpitch"]["metrics"])
+    # artifacts went up through the server (no shared artifact folder)
+    fastpitch = by_stage["train_fastpitch"]
+    assert fastpitch["artifact_uri"].startswith("mlflow-artifacts:")
+    assert [item.path for item in client.list_artifacts(fastpitch["run_id"], "model")] == ["model/model.pt"]
     # the jobs wrote through the server only: no SQLite store appeared beside the outputs
     assert not list(workdir.rglob("*.db"))
 
