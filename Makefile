@@ -3,6 +3,8 @@
 #   make test   run the test suite
 #   make test-browser   open the demo's HTML report in headless Chromium (installs Debian's chromium
 #                       with apt-get and the browser extra when missing; minutes)
+#   make test-slurm     run the demo DAG through the Slurm profile on a local single-node Slurm
+#                       (tools/slurm-local installs Debian's Slurm as root; about 10-15 min)
 # On a CUDA machine, the same commands install PyPI's CUDA build of torch (see README.md).
 
 SHELL := /bin/bash
@@ -21,7 +23,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup demo unlock test test-browser lint schema mlflow-ui clean-demo
+.PHONY: setup demo unlock test test-browser test-slurm lint schema mlflow-ui clean-demo
 
 setup: $(STAMP)
 
@@ -48,6 +50,11 @@ test-browser: $(STAMP)
 	tools/install-chromium
 	$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,browser]'
 	$(BIN)/pytest -m browser tests/browser $(PYTEST_ARGS)
+
+# The tests skip (with the reason) where tools/slurm-local cannot start Slurm.
+test-slurm: $(STAMP)
+	$(BIN)/python -c "import snakemake_executor_plugin_slurm" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,slurm]'
+	$(BIN)/pytest -m slurm tests/slurm $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

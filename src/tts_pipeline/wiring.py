@@ -500,3 +500,20 @@ class Pipeline:
         manifests = [path for path in map(self.paths.manifest, ("train", "val")) if Path(path).is_file()]
         dataset = (self.config.corpus.name, manifests)
         tracking.close_parent_run(status, summary=summary, job_logs=logs, dataset=dataset)
+
+    # cluster: each job's resources and a tracking store jobs on other hosts can share (cluster.py)
+    def job_resources(self, stage: str) -> dict[str, int]:
+        """``mem_mb``, ``runtime`` (minutes) and ``cpus_per_task`` of a rule (``cluster.resources``)."""
+        from tts_pipeline.cluster import job_resources
+
+        return job_resources(self.config, stage)
+
+    def check_cluster_run(self, workflow: Any) -> None:
+        """Before any job of a cluster executor: refuse a SQLite MLflow store (``cluster.allow_sqlite``)
+        and folder names the jobs' commands would mangle (``cluster.check_folder_names``)."""
+        from tts_pipeline import tracking
+        from tts_pipeline.cluster import check_folder_names, check_tracking_store, executor_name
+
+        executor = executor_name(workflow)
+        check_folder_names(self.config, executor)
+        check_tracking_store(self.config, tracking.TrackingSettings.from_config(self.config).uri, executor)

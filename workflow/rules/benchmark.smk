@@ -33,6 +33,7 @@ rule benchmark:
         waveglow=pipeline.optional_input_option("--waveglow", "waveglow"),
     resources:
         gpu=pipeline.gpus("benchmark"),
+        **pipeline.job_resources("benchmark"),
     log:
         paths.log("benchmark"),
     benchmark:
@@ -84,6 +85,8 @@ rule report_pages:
         fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
         out_dir=pipeline.output_folder("losses"),
         metrics=pipeline.metrics_arguments(),
+    resources:
+        **pipeline.job_resources("report_pages"),
     log:
         paths.log("report_pages"),
     benchmark:

@@ -10,6 +10,8 @@ rule corpus:
         section=pipeline.params("corpus"),
         code=pipeline.code("corpus"),
         downloads=paths.downloads,
+    resources:
+        **pipeline.job_resources("corpus"),
     log:
         paths.log("corpus"),
     benchmark:
@@ -39,6 +41,8 @@ rule manifest:
         section=pipeline.params("manifest"),
         code=pipeline.code("manifest"),
         resampled=paths.resampled,
+    resources:
+        **pipeline.job_resources("manifest"),
     log:
         paths.log("manifest"),
     benchmark:

@@ -21,6 +21,7 @@ rule train_fastpitch:
         work_dir=paths.work("train_fastpitch"),
     resources:
         gpu=pipeline.gpus("train_fastpitch"),
+        **pipeline.job_resources("train_fastpitch"),
     log:
         paths.log("train_fastpitch"),
     benchmark:
@@ -53,6 +54,7 @@ rule extract_fastpitch_mels:
         out_dir=pipeline.output_folder("index"),
     resources:
         gpu=pipeline.gpus("extract_fastpitch_mels"),
+        **pipeline.job_resources("extract_fastpitch_mels"),
     log:
         paths.log("extract_fastpitch_mels"),
     benchmark:

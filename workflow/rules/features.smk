@@ -16,6 +16,8 @@ rule features:
         code=pipeline.code("features"),
         manifest_dir=pipeline.input_folder("train"),
         out_dir=pipeline.output_folder("index"),
+    resources:
+        **pipeline.job_resources("features"),
     log:
         paths.log("features"),
     benchmark:
@@ -50,6 +52,7 @@ rule train_aligner:
         work_dir=paths.work("train_aligner"),
     resources:
         gpu=pipeline.gpus("train_aligner"),
+        **pipeline.job_resources("train_aligner"),
     log:
         paths.log("train_aligner"),
     benchmark:
@@ -83,6 +86,8 @@ rule durations:
         aligner=pipeline.optional_input_option("--aligner", "aligner"),
         tacotron2=pipeline.optional_input_option("--tacotron2", "tacotron2"),
         batch_size=pipeline.durations_batch_size(),
+    resources:
+        **pipeline.job_resources("durations"),
     log:
         paths.log("durations"),
     benchmark:

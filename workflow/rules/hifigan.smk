@@ -19,6 +19,7 @@ rule train_hifigan:
         work_dir=paths.work("train_hifigan"),
     resources:
         gpu=pipeline.gpus("train_hifigan"),
+        **pipeline.job_resources("train_hifigan"),
     log:
         paths.log("train_hifigan"),
     benchmark:
@@ -55,6 +56,7 @@ rule finetune_hifigan:
         init_discriminators=pipeline.optional_input_option("--init-discriminators", "discriminators"),
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
+        **pipeline.job_resources("finetune_hifigan"),
     log:
         paths.log("finetune_hifigan"),
     benchmark:

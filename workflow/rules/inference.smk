@@ -17,6 +17,7 @@ rule synthesize:
         vocoder=pipeline.vocoder_option(),
     resources:
         gpu=pipeline.gpus("synthesize"),
+        **pipeline.job_resources("synthesize"),
     log:
         paths.log("synthesize"),
     benchmark:

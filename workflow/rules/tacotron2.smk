@@ -20,6 +20,7 @@ rule train_tacotron2:
         work_dir=paths.work("train_tacotron2"),
     resources:
         gpu=pipeline.gpus("train_tacotron2"),
+        **pipeline.job_resources("train_tacotron2"),
     log:
         paths.log("train_tacotron2"),
     benchmark:

@@ -19,6 +19,7 @@ rule train_waveglow:
         work_dir=paths.work("train_waveglow"),
     resources:
         gpu=pipeline.gpus("train_waveglow"),
+        **pipeline.job_resources("train_waveglow"),
     log:
         paths.log("train_waveglow"),
     benchmark:

@@ -12,6 +12,7 @@ sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and
 """
 
 from tts_pipeline.config.base import ConfigError, StrictModel
+from tts_pipeline.config.cluster_sections import ClusterConfig, RuleResources
 from tts_pipeline.config.data_sections import (
     AudioConfig,
     CorpusConfig,
@@ -72,4 +73,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_section",
+    "ClusterConfig",
+    "RuleResources",
 ]

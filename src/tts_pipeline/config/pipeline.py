@@ -11,6 +11,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from tts_pipeline.config.base import FOLDER_NAME_PATTERN, ConfigError, StrictModel
+from tts_pipeline.config.cluster_sections import ClusterConfig
 from tts_pipeline.config.data_sections import (
     AudioConfig,
     CorpusConfig,
@@ -52,6 +53,7 @@ class PipelineConfig(StrictModel):
     benchmark: BenchmarkConfig = BenchmarkConfig()
     waveglow: WaveGlowSection = WaveGlowSection()
     tacotron2: Tacotron2SectionConfig = Tacotron2SectionConfig()
+    cluster: ClusterConfig = ClusterConfig()
 
     @model_validator(mode="after")
     def _sections_agree(self) -> PipelineConfig:
