@@ -5,7 +5,7 @@ may be resumed."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -14,9 +14,9 @@ from tts_pipeline.config import FastPitchConfig, config_hash
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
 from tts_pipeline.precision import Precision
-from tts_pipeline.training.checkpoint import Checkpoint, restore_rng_state
 from tts_pipeline.training.engine import noam_scale
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
+from tts_pipeline.training.model_state import ModelState
 from tts_pipeline.training.optimizers import build_optimizer
 
 # What besides the loop's settings leaves the weights' trajectory alone: plots, and what other stages
@@ -37,47 +37,10 @@ def resume_hash(fastpitch: Mapping[str, Any], audio: Mapping[str, Any], text: Te
 
 
 @dataclass
-class FastPitchState:
-    """The model, its optimiser and scaler, and the loop's counters (see
-    :class:`tts_pipeline.training.loop.LoopState`): what a checkpoint stores.
-
-    ``first_losses`` holds the losses of step 1, which ``metrics.json`` reports as the start of training.
-    """
+class FastPitchState(ModelState):
+    """:class:`~tts_pipeline.training.model_state.ModelState` of a FastPitch."""
 
     model: FastPitch
-    optimizer: torch.optim.Optimizer
-    scaler: torch.amp.GradScaler
-    step: int = 0
-    epoch: int = 1
-    batch_in_epoch: int = 0
-    history: list[dict[str, float]] = field(default_factory=list)
-    first_losses: dict[str, float] = field(default_factory=dict)
-
-    def states(self) -> dict[str, Any]:
-        """Named objects for :meth:`CheckpointManager.save`."""
-        return {"model": self.model, "optimizer": self.optimizer, "scaler": self.scaler}
-
-    def extra(self) -> dict[str, Any]:
-        return {
-            "batch_in_epoch": self.batch_in_epoch,
-            "history": self.history,
-            "first_losses": self.first_losses,
-            "model_config": self.model.model_config(),
-        }
-
-    def restore(self, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
-        """Load a checkpoint of this trainer (weights, optimiser, scaler, counters, RNG)."""
-        states = checkpoint.states
-        self.model.load_state_dict(states["model"])
-        self.optimizer.load_state_dict(states["optimizer"])
-        if states.get("scaler"):  # a disabled scaler saves an empty dict
-            self.scaler.load_state_dict(states["scaler"])
-        self.step, self.epoch = checkpoint.step, checkpoint.epoch
-        self.batch_in_epoch = int(checkpoint.extra.get("batch_in_epoch", 0))
-        self.history = list(checkpoint.extra.get("history", []))
-        self.first_losses = dict(checkpoint.extra.get("first_losses", {}))
-        if restore_rng:
-            restore_rng_state(checkpoint.rng)
 
 
 def build_state(

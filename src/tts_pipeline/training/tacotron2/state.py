@@ -4,7 +4,7 @@ restored, NVIDIA's annealed learning rate, and the hash that decides whether a c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -12,8 +12,8 @@ import torch
 from tts_pipeline.config import TACOTRON2_MODEL_FIELDS, Tacotron2SectionConfig, config_hash
 from tts_pipeline.models.tacotron2 import Tacotron2, Tacotron2Config
 from tts_pipeline.precision import Precision
-from tts_pipeline.training.checkpoint import Checkpoint, restore_rng_state
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
+from tts_pipeline.training.model_state import ModelState
 
 # What besides the loop's settings leaves the weights' trajectory alone: what other stages do with the
 # model (a pretrained file that replaces this stage, the extraction batch).
@@ -51,46 +51,10 @@ def annealed_rate(cfg: Tacotron2SectionConfig, epoch: int) -> float:
 
 
 @dataclass
-class Tacotron2State:
-    """The model, its optimiser and scaler, and the loop's counters (what a checkpoint stores).
-
-    ``first_losses`` holds the losses of step 1, which ``metrics.json`` reports as the start of training.
-    """
+class Tacotron2State(ModelState):
+    """:class:`~tts_pipeline.training.model_state.ModelState` of a Tacotron2."""
 
     model: Tacotron2
-    optimizer: torch.optim.Optimizer
-    scaler: torch.amp.GradScaler
-    step: int = 0
-    epoch: int = 1
-    batch_in_epoch: int = 0
-    history: list[dict[str, float]] = field(default_factory=list)
-    first_losses: dict[str, float] = field(default_factory=dict)
-
-    def states(self) -> dict[str, Any]:
-        """Named objects for :meth:`CheckpointManager.save`."""
-        return {"model": self.model, "optimizer": self.optimizer, "scaler": self.scaler}
-
-    def extra(self) -> dict[str, Any]:
-        return {
-            "batch_in_epoch": self.batch_in_epoch,
-            "history": self.history,
-            "first_losses": self.first_losses,
-            "model_config": self.model.model_config(),
-        }
-
-    def restore(self, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
-        """Load a checkpoint of this trainer (weights, optimiser, scaler, counters, RNG)."""
-        states = checkpoint.states
-        self.model.load_state_dict(states["model"])
-        self.optimizer.load_state_dict(states["optimizer"])
-        if states.get("scaler"):  # a disabled scaler saves an empty dict
-            self.scaler.load_state_dict(states["scaler"])
-        self.step, self.epoch = checkpoint.step, checkpoint.epoch
-        self.batch_in_epoch = int(checkpoint.extra.get("batch_in_epoch", 0))
-        self.history = list(checkpoint.extra.get("history", []))
-        self.first_losses = dict(checkpoint.extra.get("first_losses", {}))
-        if restore_rng:
-            restore_rng_state(checkpoint.rng)
 
 
 def build_state(cfg: Tacotron2SectionConfig, n_symbols: int, n_mels: int, precision: Precision) -> Tacotron2State:

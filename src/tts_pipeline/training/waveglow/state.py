@@ -5,7 +5,7 @@ may be resumed."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,9 @@ import torch
 from tts_pipeline.config import WaveGlowSection, config_hash
 from tts_pipeline.models.waveglow import WaveGlow, WaveGlowConfig
 from tts_pipeline.precision import Precision
-from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
+from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
+from tts_pipeline.training.model_state import ModelState
 
 # Besides the loop's settings: the pretrained shortcut (it replaces training, it does not shape it).
 RESUME_NEUTRAL_KEYS = (*LOOP_RESUME_NEUTRAL_KEYS, "checkpoint")
@@ -28,27 +29,10 @@ def resume_hash(waveglow: Mapping[str, Any], audio: Mapping[str, Any]) -> str:
 
 
 @dataclass
-class WaveGlowState:
-    """Everything a step changes, and what a checkpoint stores.
-
-    Attributes:
-        step: Optimiser steps done.
-        epoch: Current epoch, from 1.
-        batch_in_epoch: Optimiser steps of ``epoch`` already done.
-        history: One dict per finished epoch (and one for the validation before training, epoch 0).
-    """
+class WaveGlowState(ModelState):
+    """:class:`~tts_pipeline.training.model_state.ModelState` of a WaveGlow."""
 
     model: WaveGlow
-    optimizer: torch.optim.Adam
-    scaler: torch.amp.GradScaler
-    step: int = 0
-    epoch: int = 1
-    batch_in_epoch: int = 0
-    history: list[dict[str, float]] = field(default_factory=list)
-
-    def states(self) -> dict[str, Any]:
-        """Named objects for :meth:`CheckpointManager.save`."""
-        return {"model": self.model, "optimizer": self.optimizer, "scaler": self.scaler}
 
 
 def build_state(cfg: WaveGlowSection, n_mels: int, precision: Precision) -> WaveGlowState:
@@ -61,17 +45,7 @@ def build_state(cfg: WaveGlowSection, n_mels: int, precision: Precision) -> Wave
 
 def restore_state(state: WaveGlowState, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
     """Load a checkpoint of this trainer into ``state`` (weights, optimiser, scaler, counters)."""
-    states = checkpoint.states
-    state.model.load_state_dict(states["model"])
-    state.optimizer.load_state_dict(states["optimizer"])
-    if states.get("scaler"):  # a disabled scaler saves an empty dict
-        state.scaler.load_state_dict(states["scaler"])
-    state.step = checkpoint.step
-    state.epoch = checkpoint.epoch
-    state.batch_in_epoch = int(checkpoint.extra.get("batch_in_epoch", 0))
-    state.history = list(checkpoint.extra.get("history", []))
-    if restore_rng:
-        restore_rng_state(checkpoint.rng)
+    state.restore(checkpoint, restore_rng=restore_rng)
 
 
 def save_state(
@@ -82,10 +56,5 @@ def save_state(
         state.epoch,
         state.states(),
         run_id=run_id,
-        extra={
-            "batch_in_epoch": state.batch_in_epoch,
-            "history": state.history,
-            "model_config": state.model.model_config(),
-            **(extra or {}),
-        },
+        extra={**state.extra(), **(extra or {})},
     )
