@@ -18,8 +18,8 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset, Sampler
 
-from tts_pipeline.errors import UserError
 from tts_pipeline.models.aligner.prior import batch_prior
+from tts_pipeline.models.text_mel_index import TextMelIndex
 
 
 def encode_text(text: str, symbols: str, symbol_set: str) -> list[int]:
@@ -61,47 +61,18 @@ class AlignerDataset(Dataset[AlignerItem]):
     def __init__(
         self, records: Sequence[dict[str, Any]], mels_dir: str | Path, n_mels: int, symbols: str, symbol_set: str
     ) -> None:
-        self.mels_dir = Path(mels_dir)
-        self.ids: list[str] = []
-        self.texts: list[list[int]] = []
-        self.mel_lengths: list[int] = []
-        problems: list[str] = []
-        for record in records:
-            utterance_id = record["id"]
-            path = self.mels_dir / f"{utterance_id}.npy"
-            try:
-                sequence = encode_text(record["text"], symbols, symbol_set)
-                shape = np.load(path, mmap_mode="r").shape
-            except (UserError, OSError, ValueError) as error:
-                problems.append(f"{utterance_id}: {error}")
-                continue
-            if len(shape) != 2 or shape[0] != n_mels:
-                problems.append(f"{utterance_id}: {path} has shape {shape}, expected ({n_mels}, T)")
-            elif not sequence:
-                problems.append(f"{utterance_id}: text {record['text']!r} encodes to no symbols")
-            elif shape[1] < len(sequence):
-                problems.append(
-                    f"{utterance_id}: {shape[1]} mel frames for {len(sequence)} symbols (needs >= 1 frame each)"
-                )
-            else:
-                self.ids.append(utterance_id)
-                self.texts.append(sequence)
-                self.mel_lengths.append(int(shape[1]))
-        if problems:
-            shown = "\n  ".join(problems[:20])
-            more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-            raise UserError(f"aligner data in {self.mels_dir}: {len(problems)} unusable utterances:\n  {shown}{more}")
+        self.index = TextMelIndex(
+            records, mels_dir, n_mels, symbols, symbol_set, what="aligner data", frame_per_symbol=True
+        )
+        self.mels_dir, self.ids = self.index.mels_dir, self.index.ids
+        self.texts, self.mel_lengths = self.index.texts, self.index.mel_lengths
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, index: int) -> AlignerItem:
-        mel = np.load(self.mels_dir / f"{self.ids[index]}.npy")
-        return AlignerItem(
-            id=self.ids[index],
-            text=torch.tensor(self.texts[index], dtype=torch.long),
-            mel=torch.from_numpy(np.ascontiguousarray(mel, dtype=np.float32)),
-        )
+        utterance_id, text, mel = self.index.load(index)
+        return AlignerItem(id=utterance_id, text=text, mel=mel)
 
 
 @dataclass

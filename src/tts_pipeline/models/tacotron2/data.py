@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from tts_pipeline.errors import UserError
 from tts_pipeline.models.tacotron2.loss import gate_targets
+from tts_pipeline.models.text_mel_index import TextMelIndex
 
 
 @dataclass(frozen=True)
@@ -44,47 +43,18 @@ class Tacotron2Dataset(Dataset[Tacotron2Item]):
     def __init__(
         self, records: Sequence[dict[str, Any]], mels_dir: str | Path, n_mels: int, symbols: str, symbol_set: str
     ) -> None:
-        from tts_pipeline.text import encode
-
-        self.mels_dir = Path(mels_dir)
-        self.ids: list[str] = []
-        self.texts: list[list[int]] = []
-        self.mel_lengths: list[int] = []
-        problems: list[str] = []
-        for record in records:
-            utterance_id = record["id"]
-            path = self.mels_dir / f"{utterance_id}.npy"
-            try:
-                sequence = encode(record["text"], symbols, symbol_set)
-                shape = np.load(path, mmap_mode="r").shape
-            except (UserError, OSError, ValueError) as error:
-                problems.append(f"{utterance_id}: {error}")
-                continue
-            if len(shape) != 2 or shape[0] != n_mels or shape[1] < 1:
-                problems.append(f"{utterance_id}: {path} has shape {shape}, expected ({n_mels}, T >= 1)")
-            elif not sequence:
-                problems.append(f"{utterance_id}: text {record['text']!r} encodes to no symbols")
-            else:
-                self.ids.append(utterance_id)
-                self.texts.append(sequence)
-                self.mel_lengths.append(int(shape[1]))
-        if problems:
-            shown = "\n  ".join(problems[:20])
-            more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-            raise UserError(
-                f"Tacotron 2 data in {self.mels_dir}: {len(problems)} unusable utterances:\n  {shown}{more}"
-            )
+        self.index = TextMelIndex(
+            records, mels_dir, n_mels, symbols, symbol_set, what="Tacotron 2 data", frame_per_symbol=False
+        )
+        self.mels_dir, self.ids = self.index.mels_dir, self.index.ids
+        self.texts, self.mel_lengths = self.index.texts, self.index.mel_lengths
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, index: int) -> Tacotron2Item:
-        mel = np.load(self.mels_dir / f"{self.ids[index]}.npy")
-        return Tacotron2Item(
-            id=self.ids[index],
-            text=torch.tensor(self.texts[index], dtype=torch.long),
-            mel=torch.from_numpy(np.ascontiguousarray(mel, dtype=np.float32)),
-        )
+        utterance_id, text, mel = self.index.load(index)
+        return Tacotron2Item(id=utterance_id, text=text, mel=mel)
 
 
 @dataclass
