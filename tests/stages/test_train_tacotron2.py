@@ -339,9 +339,11 @@ def test_alignment_error_compares_sources_side_by_side(tmp_path, capsys):
         "--output", str(report),
     ])  # fmt: skip
     printed = capsys.readouterr().out
-    rows = {line.split()[0]: line.split() for line in printed.splitlines()[-3:-1]}
-    assert set(rows) == {"textgrid", "tacotron2"} and rows["tacotron2"][1] == "characters"
-    assert rows["textgrid"][2] == "3/3" and float(rows["textgrid"][4]) == 0.0  # the truth's own phones
+    rows = {line.split()[1]: line.split() for line in printed.splitlines()[-3:-1]}
+    assert set(rows) == {"textgrid", "tacotron2"} and rows["tacotron2"][2] == "characters"
+    assert rows["textgrid"][3] == "3/3" and float(rows["textgrid"][5]) == 0.0  # the truth's own phones
+    # each row names its experiment: the folder above the features folder
+    assert rows["textgrid"][0] == corpus.features_dir.parent.name and rows["tacotron2"][0] == tmp_path.name
     sources = json.loads(report.read_text())["sources"]
     assert [source["source"] for source in sources] == ["textgrid", "tacotron2"]
     # an untrained Tacotron 2 attends anywhere: its error is that of a guess, far above the truth's 0

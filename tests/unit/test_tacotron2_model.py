@@ -19,6 +19,7 @@ from tts_pipeline.models.tacotron2 import (
     gate_targets,
     lengths_to_mask,
     load_tacotron2,
+    off_diagonal_attention,
     save_tacotron2,
     tacotron2_loss,
 )
@@ -254,14 +255,64 @@ def test_the_loss_is_mse_on_both_mels_plus_gate_bce():
     text, text_lengths, mels, mel_lengths, _, _ = batch()
     out = model(text, text_lengths, mels, mel_lengths)
     gate = gate_targets(mel_lengths, mels.shape[2])
-    terms = tacotron2_loss(out, mels, gate)
+    terms = tacotron2_loss(out, mels, gate, text_lengths, mel_lengths)
     torch.testing.assert_close(terms.mel, ((out.mel - mels) ** 2).mean())
     torch.testing.assert_close(terms.mel_postnet, ((out.mel_postnet - mels) ** 2).mean())
     p = torch.sigmoid(out.gate)
     torch.testing.assert_close(terms.gate, -(gate * p.log() + (1 - gate) * (1 - p).log()).mean())
     torch.testing.assert_close(terms.total, terms.mel + terms.mel_postnet + terms.gate)
     with pytest.raises(ValueError, match="shapes differ"):
-        tacotron2_loss(out, mels[:, :, :-1], gate)
+        tacotron2_loss(out, mels[:, :, :-1], gate, text_lengths, mel_lengths)
+    guided = tacotron2_loss(out, mels, gate, text_lengths, mel_lengths, attention_weight=2.5)
+    torch.testing.assert_close(guided.total, terms.total + 2.5 * terms.attention)
+
+
+def test_off_diagonal_attention_is_zero_on_the_diagonal_and_large_off_it():
+    # Two items of different lengths; the second's padding holds attention that must not count.
+    text_lengths, mel_lengths = torch.tensor([20, 16]), torch.tensor([80, 60])
+    frames, symbols = 80, 20
+    diagonal = torch.zeros(2, frames, symbols)
+    anti = torch.zeros(2, frames, symbols)
+    for b in range(2):
+        n_b, t_b = int(text_lengths[b]), int(mel_lengths[b])
+        for t in range(t_b):
+            diagonal[b, t, t * n_b // t_b] = 1.0
+            anti[b, t, n_b - 1 - t * n_b // t_b] = 1.0
+        diagonal[b, t_b:, :] = 1.0  # padded frames: ignored
+    on = off_diagonal_attention(diagonal, text_lengths, mel_lengths, sigma=0.2)
+    off = off_diagonal_attention(anti, text_lengths, mel_lengths, sigma=0.2)
+    spread = off_diagonal_attention(
+        torch.nn.functional.pad(torch.full((2, frames, 16), 1 / 16), (0, 4)), torch.tensor([16, 16]), mel_lengths, 0.2
+    )
+    assert float(on) < 0.05
+    assert float(off) > 0.5
+    assert float(on) < float(spread) < float(off)
+    # A wider band forgives more.
+    assert float(off_diagonal_attention(anti, text_lengths, mel_lengths, sigma=1.0)) < float(off)
+    with pytest.raises(ValueError, match="lengths of shape"):
+        off_diagonal_attention(anti, text_lengths[:1], mel_lengths, sigma=0.2)
+
+
+def test_guided_attention_pulls_the_attention_to_the_diagonal():
+    torch.manual_seed(0)
+    plain, guided = tiny_model().train(), tiny_model().train()
+    guided.load_state_dict(plain.state_dict())
+    text, text_lengths, mels, mel_lengths, _, _ = batch(lengths_text=(12, 9), lengths_mel=(40, 30))
+    gate = gate_targets(mel_lengths, mels.shape[2])
+    figures = {}
+    for name, model, weight in (("plain", plain, 0.0), ("guided", guided, 10.0)):
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        for _ in range(20):
+            torch.manual_seed(0)
+            terms = tacotron2_loss(
+                model(text, text_lengths, mels, mel_lengths), mels, gate, text_lengths, mel_lengths,
+                attention_weight=weight,
+            )  # fmt: skip
+            optimizer.zero_grad()
+            terms.total.backward()
+            optimizer.step()
+        figures[name] = float(terms.attention.detach())
+    assert figures["guided"] < 0.5 * figures["plain"], figures
 
 
 def test_a_few_training_steps_lower_the_loss():
@@ -272,7 +323,7 @@ def test_a_few_training_steps_lower_the_loss():
     losses = []
     for _ in range(6):
         torch.manual_seed(0)  # the same dropout masks every step
-        terms = tacotron2_loss(model(text, text_lengths, mels, mel_lengths), mels, gate)
+        terms = tacotron2_loss(model(text, text_lengths, mels, mel_lengths), mels, gate, text_lengths, mel_lengths)
         optimizer.zero_grad()
         terms.total.backward()
         optimizer.step()
@@ -359,7 +410,8 @@ def test_nvidias_checkpoint_gives_nvidias_teacher_forced_outputs():
         out = model(ref["text"], ref["text_lengths"], ref["mels"], ref["mel_lengths"])
     for name in ("mel", "mel_postnet", "gate", "alignments"):
         assert max_diff(getattr(out, name), ref[name]) < 1e-5, name
-    loss = tacotron2_loss(out, ref["mels"], gate_targets(ref["mel_lengths"], ref["mels"].shape[2]))
+    gate = gate_targets(ref["mel_lengths"], ref["mels"].shape[2])
+    loss = tacotron2_loss(out, ref["mels"], gate, ref["text_lengths"], ref["mel_lengths"])
     torch.testing.assert_close(gate_targets(ref["mel_lengths"], 20), ref["gate_target"])
     torch.testing.assert_close(loss.total, ref["loss"], rtol=1e-6, atol=1e-6)
 

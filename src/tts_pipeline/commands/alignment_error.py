@@ -64,7 +64,14 @@ def run(args: argparse.Namespace) -> None:
             raise UserError(f"--index {path}: not a readable durations.json ({error})") from None
         layout = FeatureLayout(args.features_dir or path.parent)
         summary = alignment_quality(index, ids, layout, truth_dir, split=args.split)
-        summary = {"source": index["source"], "symbols_kind": index.get("symbols_kind"), "index": str(path), **summary}
+        summary = {
+            "source": index["source"],
+            "symbols_kind": index.get("symbols_kind"),
+            "index": str(path),
+            # results/<experiment>/features/durations.json: names the run when two share a source
+            "experiment": path.resolve().parent.parent.name,
+            **summary,
+        }
         summaries.append(summary)
         print(f"durations: {index['source']} ({index.get('symbols_kind')})")
         print(format_summary(summary))
@@ -77,9 +84,11 @@ def run(args: argparse.Namespace) -> None:
 
 def format_comparison(summaries: list[dict[str, Any]]) -> str:
     """One row per durations source: words compared and the word-boundary error (ms) over starts and ends."""
+    width = max(len("experiment"), *(len(summary.get("experiment") or "-") for summary in summaries)) + 2
     lines = [
         f"word-boundary error on {summaries[0]['split']} (ms)",
-        f"{'source':<12}{'symbols':<12}{'compared':>10}{'words':>7}{'median':>9}{'mean':>9}{'p90':>9}{'joined':>9}",
+        f"{'experiment':<{width}}{'source':<12}{'symbols':<12}{'compared':>10}{'words':>7}{'median':>9}{'mean':>9}"
+        f"{'p90':>9}{'joined':>9}",
     ]
     for summary in summaries:
         stats = summary["boundary_error_ms"]
@@ -89,7 +98,8 @@ def format_comparison(summaries: list[dict[str, Any]]) -> str:
         )
         compared = f"{summary['n_evaluated']}/{summary['n_utterances']}"
         lines.append(
-            f"{summary['source']:<12}{summary['symbols_kind'] or '-':<12}{compared:>10}{summary['n_words']:>7}"
+            f"{summary.get('experiment') or '-':<{width}}{summary['source']:<12}{summary['symbols_kind'] or '-':<12}"
+            f"{compared:>10}{summary['n_words']:>7}"
             f"{figures}{'-' if joined is None else f'{joined:.2f}':>9}"
         )
     lines.append("joined: the median with a lone space counted in the following word (symbol sources only)")

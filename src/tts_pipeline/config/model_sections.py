@@ -339,6 +339,17 @@ class Tacotron2SectionConfig(StrictModel):
     postnet_kernel_size: int = Field(5, ge=1, description="Postnet convolution kernel (odd).")
     postnet_n_convolutions: int = Field(5, ge=2)
 
+    # guided attention (not in NVIDIA's recipe)
+    guided_attention_weight: float = Field(
+        0.0,
+        ge=0,
+        description="Weight of the guided-attention loss (Tachibana et al. 2017: attention off the diagonal); "
+        "0 = NVIDIA's objective. Lets attention align in hundreds of steps instead of thousands on small data.",
+    )
+    guided_attention_sigma: float = Field(
+        0.2, gt=0, description="Width of the unpenalised band around the diagonal, as a fraction of text and audio."
+    )
+
     # schedule (NVIDIA's train.py)
     learning_rate: float = Field(1e-3, gt=0)
     weight_decay: float = Field(1e-6, ge=0, description="Adam's (L2) weight decay.")

@@ -1,6 +1,6 @@
 """NVIDIA's Tacotron 2 (FastPitch 1.0's source of durations): network, loss, model file and NVIDIA's checkpoints."""
 
-from tts_pipeline.models.tacotron2.loss import Tacotron2LossTerms, gate_targets, tacotron2_loss
+from tts_pipeline.models.tacotron2.loss import Tacotron2LossTerms, gate_targets, off_diagonal_attention, tacotron2_loss
 from tts_pipeline.models.tacotron2.model import (
     Tacotron2,
     Tacotron2Config,
@@ -20,6 +20,7 @@ __all__ = [
     "gate_targets",
     "lengths_to_mask",
     "load_tacotron2",
+    "off_diagonal_attention",
     "save_tacotron2",
     "tacotron2_loss",
 ]

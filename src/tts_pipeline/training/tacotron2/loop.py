@@ -24,7 +24,7 @@ from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
 from tts_pipeline.training.tacotron2.state import Tacotron2State, annealed_rate, build_state
 
 STAGE = "train_tacotron2"
-LOSS_NAMES = ("loss", "loss_mel", "loss_mel_postnet", "loss_gate")
+LOSS_NAMES = ("loss", "loss_mel", "loss_mel_postnet", "loss_gate", "loss_attention")
 DIVERGED_HINT = "Try a lower tacotron2.learning_rate or tacotron2.grad_clip, or amp: off / bf16 instead of fp16."
 
 
@@ -36,17 +36,27 @@ class Runtime:
     precision: Precision
     model: nn.Module  # Tacotron 2, inside DDP when several processes train
     grad_clip: float
+    attention_weight: float = 0.0
+    attention_sigma: float = 0.2
 
     def forward(self, model: nn.Module, batch: Tacotron2Batch) -> Tacotron2LossTerms:
         """Teacher-forced forward and loss of a batch already on the device."""
         with self.precision.autocast():
             output = model(batch.text, batch.text_lengths, batch.mels, batch.mel_lengths)
-        return tacotron2_loss(output, batch.mels, batch.gates)
+        return tacotron2_loss(
+            output,
+            batch.mels,
+            batch.gates,
+            batch.text_lengths,
+            batch.mel_lengths,
+            attention_weight=self.attention_weight,
+            attention_sigma=self.attention_sigma,
+        )
 
 
 def _values(terms: Tacotron2LossTerms) -> list[torch.Tensor]:
     """The terms in :data:`LOSS_NAMES` order, detached."""
-    return [value.detach().float() for value in (terms.total, terms.mel, terms.mel_postnet, terms.gate)]
+    return [value.detach().float() for value in terms]
 
 
 def train_step(
@@ -184,7 +194,14 @@ class _Loop(EpochLoop):
         self.val_set = val_set if val_set is not None and len(val_set) else None
         self.precision = resolve_precision(cfg.amp, context.device, key="tacotron2.amp")
         self.state = build_state(cfg, n_symbols, n_mels, self.precision)
-        self.runtime = Runtime(context, self.precision, context.wrap(self.state.model), cfg.grad_clip)
+        self.runtime = Runtime(
+            context,
+            self.precision,
+            context.wrap(self.state.model),
+            cfg.grad_clip,
+            cfg.guided_attention_weight,
+            cfg.guided_attention_sigma,
+        )
         self.val_loader = None
         if self.val_set is not None:
             shard = Subset(self.val_set, context.shard(len(self.val_set)))
