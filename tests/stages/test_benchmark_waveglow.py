@@ -22,7 +22,7 @@ def one_thread():
 
 def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     save_waveglow(root / "waveglow" / "model.pt", tiny_waveglow(), step=1, audio=AUDIO)
-    payload = section(precisions=["fp32"], batch_sizes=[1, 2], intelligibility_clips=1, n_figures=0)
+    payload = section(precisions=["fp32"], batch_sizes=[1, 2], intelligibility_clips=1, n_figures=1)
     report = run_stage(root, "--waveglow", str(root / "waveglow" / "model.pt"), payload=payload)
 
     hifigan, waveglow = report["speed"]["rows"], report["speed"]["waveglow_rows"]
@@ -43,6 +43,9 @@ def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
         assert rows[name]["description"] == waveglow_rows.ROW_DESCRIPTIONS[name]
         assert 0 <= rows[name]["closed"]["wer"]
     assert "hifigan_fine_tuned_ground_truth" in rows and "tts" in rows
+    # the listening example (the report's held-out page) lets one hear and see both vocoders
+    (example,) = report["quality"]["intelligibility"]["examples"]
+    assert {"hifigan_fine_tuned_ground_truth", "tts", *waveglow_rows.ROW_DESCRIPTIONS} <= set(example["wavs"])
 
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
     assert "## Inference speed: FastPitch + HiFi-GAN" in markdown

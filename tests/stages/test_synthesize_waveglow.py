@@ -149,3 +149,32 @@ def test_the_report_labels_phrases_by_the_vocoder_their_manifest_names(tmp_path)
     pages = _from_text_clips(tmp_path / "manifest.jsonl", AUDIO)
     assert [page.versions[0].label for page in pages] == ["FastPitch + WaveGlow", "FastPitch + fine-tuned HiFi-GAN"]
     assert pages[0].note.startswith("FastPitch + WaveGlow from free text")
+
+
+def test_the_report_s_vocoder_pages_add_waveglow_when_given(tmp_path):
+    """The vocoder comparison pages: recording, both HiFi-GANs and WaveGlow on the same FastPitch mel."""
+    from tts_pipeline.files import save_npy, write_jsonl
+    from tts_pipeline.inference import write_wav
+    from tts_pipeline.stages.report_pages import GROUND_TRUTH, _load_vocoders, _vocoder_clips
+
+    from ..inference_models import save_hifigan_file
+
+    save_hifigan_file(tmp_path / "hifigan.pt")
+    save_waveglow(tmp_path / "waveglow.pt", tiny_waveglow(), step=3, audio=AUDIO)
+    frames = 12
+    write_wav(tmp_path / "u1.wav", np.zeros(HOP * frames, dtype=np.float32), SR)
+    write_jsonl(tmp_path / "manifest.val.jsonl", [{"id": "u1", "wav": str(tmp_path / "u1.wav"), "text": "Hi."}])
+    save_npy(tmp_path / "mels" / "u1.npy", np.random.default_rng(0).normal(-5, 1, (AUDIO.n_mel_channels, frames)).astype(np.float32))
+    args = argparse.Namespace(
+        hifigan_base=tmp_path / "hifigan.pt", hifigan_finetuned=tmp_path / "hifigan.pt", val_manifest=tmp_path /
+        "manifest.val.jsonl", fastpitch_mels_dir=tmp_path / "mels", n_clips=2, waveglow=None,
+    )  # fmt: skip
+    (page,) = _vocoder_clips(args, _load_vocoders(args))
+    assert [v.label for v in page.versions] == [
+        GROUND_TRUTH, "base HiFi-GAN on the FastPitch mel", "fine-tuned HiFi-GAN on the FastPitch mel"
+    ]
+    args.waveglow = tmp_path / "waveglow.pt"
+    (page,) = _vocoder_clips(args, _load_vocoders(args))
+    assert page.versions[-1].label == "WaveGlow (sigma 0.9) on the FastPitch mel"
+    assert page.versions[-1].audio.shape == (HOP * frames,) and np.isfinite(page.versions[-1].audio).all()
+    assert "WaveGlow" in page.note

@@ -65,6 +65,7 @@ rule report_pages:
         fastpitch_mels=paths.fastpitch_mels_index,
         hifigan_base=pipeline.hifigan_model(),
         hifigan=paths.hifigan_finetuned_model,
+        **pipeline.waveglow_inputs(),
     output:
         losses=report(paths.report_page("losses.png"), caption="../report/losses.rst", category="Training"),
         pitch=report(paths.report_page("pitch.png"), caption="../report/pitch.rst", category="Features"),
@@ -85,6 +86,7 @@ rule report_pages:
         fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
         out_dir=pipeline.output_folder("losses"),
         metrics=pipeline.metrics_arguments(),
+        waveglow=pipeline.optional_input_option("--waveglow", "waveglow"),
     resources:
         **pipeline.job_resources("report_pages"),
     log:
@@ -98,4 +100,4 @@ rule report_pages:
         "tts-pipeline report-pages --metrics {params.metrics:q} --features-dir {params.features_dir:q}"
         " --benchmark-md {input.benchmark:q} --benchmark-json {input.benchmark_json:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --hifigan-base {input.hifigan_base:q}"
-        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} 2> {log:q}"
+        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} {params.waveglow:q} 2> {log:q}"

@@ -70,8 +70,16 @@ def row_description(name: str) -> str:
     return TTS_DESCRIPTION.format(precision=name.removeprefix("tts_"))
 
 
-FIGURE_ROWS = ("recordings", "griffin_lim_ground_truth", "hifigan_fine_tuned_ground_truth", "tts")
-"""The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product."""
+FIGURE_ROWS = (
+    "recordings",
+    "griffin_lim_ground_truth",
+    "hifigan_fine_tuned_ground_truth",
+    "tts",
+    waveglow_rows.GROUND_TRUTH_ROW,
+    waveglow_rows.TTS_ROW,
+)
+"""The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product;
+then WaveGlow's copy synthesis and full TTS when the run builds a WaveGlow (rows absent are skipped)."""
 
 
 @dataclass

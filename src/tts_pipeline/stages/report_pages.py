@@ -11,7 +11,8 @@ Reads what earlier stages wrote and writes into ``--out-dir`` (each file atomica
   playable (see :mod:`tts_pipeline.report_clips`): ``held-out/`` for the benchmark's listening examples
   (``--benchmark-json``: the recording, Griffin-Lim on its mel, copy synthesis, FastPitch + HiFi-GAN from
   the text), ``vocoders/`` for the first ``--n-clips`` validation utterances (the recording, the base and
-  the fine-tuned vocoder on the teacher-forced FastPitch mel: what fine-tuning changes, by ear), and
+  the fine-tuned vocoder on the teacher-forced FastPitch mel: what fine-tuning changes, by ear; and
+  WaveGlow on the same mel with ``--waveglow``), and
   ``from-text/`` for the synthesised phrases (``--inference-manifest``; free text, so no recording).
 
 ``snakemake --report`` embeds them (captions in ``workflow/report/``); the report is one HTML file,
@@ -39,12 +40,13 @@ STAGE = "report_pages"
 HELD_OUT_NOTE = (
     "A held-out sentence (never trained on): the recording, Griffin-Lim on its ground-truth mel (what the "
     "mel carries), the fine-tuned HiFi-GAN on that mel (copy synthesis) and FastPitch + HiFi-GAN from the "
-    "text. Speech shows formants, harmonics that follow the pitch, and silences between phrases; a buzz "
+    "text (and WaveGlow's copy synthesis and full TTS when the run builds a WaveGlow). Speech shows formants, harmonics that follow the pitch, and silences between phrases; a buzz "
     "shows flat horizontal lines. The benchmark page has the recogniser's figures."
 )
 VOCODER_NOTE = (
     "A validation utterance: the recording, then the base and the fine-tuned HiFi-GAN on the same "
-    "teacher-forced FastPitch mel (what fine-tuning changes, by ear)."
+    "teacher-forced FastPitch mel (what fine-tuning changes, by ear), and WaveGlow on it when the run "
+    "builds one."
 )
 #: The label of the ground truth, first on every page that has one.
 GROUND_TRUTH = "recording (ground truth)"
@@ -61,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fastpitch-mels-dir", type=Path, required=True, help="R/fastpitch_mels")
     parser.add_argument("--hifigan-base", type=Path, required=True, help="base vocoder model.pt")
     parser.add_argument("--hifigan-finetuned", type=Path, required=True, help="fine-tuned vocoder model.pt")
+    parser.add_argument("--waveglow", type=Path, help="WaveGlow model.pt: also in the vocoder comparison")
     parser.add_argument("--n-clips", type=int, default=2, help="validation clips in the vocoder comparison")
     parser.add_argument("--out-dir", type=Path, required=True, help="R/report")
 
@@ -122,14 +125,23 @@ def _mel_function(audio_cfg: AudioConfig) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def _load_vocoders(args: argparse.Namespace) -> dict[str, tuple]:
-    """Base and fine-tuned HiFi-GAN generators, each with its model info."""
+    """Base and fine-tuned HiFi-GAN generators (and WaveGlow with ``--waveglow``): each a callable
+    ``(1, n_mels, T)`` mel -> ``(1, 1, T * hop)`` audio with its model info."""
     from tts_pipeline.models.hifigan.model_file import load_generator
 
     fine_tuned = load_generator(args.hifigan_finetuned, remove_weight_norm=True)
     # A foreign base vocoder (hifigan.checkpoint from NVIDIA or jik876) records no audio settings: it
     # was fine-tuned under the ones the fine-tuned model file records.
     base = load_generator(args.hifigan_base, remove_weight_norm=True, audio=fine_tuned[1].audio)
-    return {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
+    vocoders = {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
+    if args.waveglow is not None:
+        from tts_pipeline.inference.waveglow_vocoder import DEFAULT_SIGMA, load_waveglow_vocoder
+
+        # NVIDIA's inference sigma, no denoiser: the model's own sound.
+        vocoders[f"WaveGlow (sigma {DEFAULT_SIGMA:g})"] = load_waveglow_vocoder(
+            args.waveglow, audio=fine_tuned[1].audio
+        )
+    return vocoders
 
 
 def _held_out_clips(section: dict, audio_cfg: AudioConfig) -> list[ClipPage]:
