@@ -164,7 +164,8 @@ def test_the_report_s_vocoder_pages_add_waveglow_when_given(tmp_path):
     frames = 12
     write_wav(tmp_path / "u1.wav", np.zeros(HOP * frames, dtype=np.float32), SR)
     write_jsonl(tmp_path / "manifest.val.jsonl", [{"id": "u1", "wav": str(tmp_path / "u1.wav"), "text": "Hi."}])
-    save_npy(tmp_path / "mels" / "u1.npy", np.random.default_rng(0).normal(-5, 1, (AUDIO.n_mel_channels, frames)).astype(np.float32))
+    mel = np.random.default_rng(0).normal(-5, 1, (AUDIO.n_mel_channels, frames)).astype(np.float32)
+    save_npy(tmp_path / "mels" / "u1.npy", mel)
     args = argparse.Namespace(
         hifigan_base=tmp_path / "hifigan.pt", hifigan_finetuned=tmp_path / "hifigan.pt", val_manifest=tmp_path /
         "manifest.val.jsonl", fastpitch_mels_dir=tmp_path / "mels", n_clips=2, waveglow=None,
