@@ -13,8 +13,8 @@ Typical use inside one call (the caller creates the timer)::
 
     with timer("fastpitch"):
         mel = fastpitch(tokens)
-    with timer("hifigan"):
-        audio = hifigan(mel)
+    with timer("vocoder"):
+        audio = vocoder(mel)
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
         assert row["precision"] == "bf16" or row["speed_up"] == pytest.approx(1.0)
         assert row["latency_p50_s"] <= row["latency_p99_s"] and row["x_real_time"] > 0
         assert row["rtf"] == pytest.approx(1 / row["x_real_time"])
-        assert row["fastpitch_latency_mean_s"] > 0 and row["hifigan_latency_mean_s"] > 0
+        assert row["fastpitch_latency_mean_s"] > 0 and row["vocoder_latency_mean_s"] > 0
     one, two = speed["rows"][:2]
     assert two["audio_seconds_per_call"] == pytest.approx(2 * one["audio_seconds_per_call"])
 

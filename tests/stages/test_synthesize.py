@@ -29,7 +29,7 @@ long_one|The old lighthouse keeper painted the door a bright shade of blue.
 price|It costs 25 dollars.
 """
 MANIFEST_FIELDS = {
-    "name", "wav", "text", "n_tokens", "n_frames", "seconds", "batch", "batch_size", "fastpitch_ms", "hifigan_ms",
+    "name", "wav", "text", "n_tokens", "n_frames", "seconds", "batch", "batch_size", "fastpitch_ms", "vocoder_ms",
     "vocoder",
 }  # fmt: skip
 
@@ -84,7 +84,7 @@ def test_phrases_become_16_bit_wavs_and_a_manifest_written_last(files):
         assert (info.samplerate, info.channels, info.subtype) == (SR, 1, "PCM_16")
         assert info.frames == record["n_frames"] * HOP > 0
         assert record["seconds"] == pytest.approx(info.frames / SR, abs=1e-6)
-        assert record["n_tokens"] > 0 and record["fastpitch_ms"] > 0 and record["hifigan_ms"] > 0
+        assert record["n_tokens"] > 0 and record["fastpitch_ms"] > 0 and record["vocoder_ms"] > 0
     assert records[0]["text"] == "Hello there."
     manifest_time = (out / "manifest.jsonl").stat().st_mtime_ns
     assert all((out / r["wav"]).stat().st_mtime_ns <= manifest_time for r in records)

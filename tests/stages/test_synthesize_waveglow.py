@@ -81,7 +81,7 @@ def test_the_stage_synthesises_with_waveglow_frames_times_hop_finite_and_reprodu
     for record in records:
         audio, rate = sf.read(files / "first" / record["wav"], dtype="float32")
         assert rate == SR and len(audio) == record["n_frames"] * HOP > 0 and np.isfinite(audio).all()
-        assert np.abs(audio).max() > 0 and record["hifigan_ms"] > 0 and record["vocoder"] == "waveglow"
+        assert np.abs(audio).max() > 0 and record["vocoder_ms"] > 0 and record["vocoder"] == "waveglow"
         waves.append(audio)
     # the noise is seeded per call: a rerun writes the same audio; another sigma other audio
     again = run_stage(files, section(vocoder="waveglow", waveglow_sigma=0.9), "again")

@@ -48,7 +48,7 @@ def test_time_synthesis_records_both_models_and_counts_the_batchs_audio():
     own_timer = synth.timer
     tokens = synth.encode("Hello there, how are you?")
     run = time_synthesis(synth, tokens, 3, warmup=1, repeats=2)
-    assert len(run.latencies) == 2 and run.latencies.components == ("fastpitch", "hifigan")
+    assert len(run.latencies) == 2 and run.latencies.components == ("fastpitch", "vocoder")
     with torch.inference_mode():
         alone = synth.fastpitch.infer(torch.tensor([tokens]), torch.tensor([len(tokens)]))
     assert {call.audio_samples for call in run.calls} == {3 * int(alone.mel_lengths[0]) * AUDIO.hop_length}

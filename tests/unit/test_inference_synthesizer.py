@@ -65,10 +65,10 @@ def test_results_come_back_in_input_order_with_their_lengths_and_batch_timings(m
     for utterance in utterances:
         assert utterance.audio.dtype == np.float32 and utterance.audio.shape == (utterance.n_frames * HOP,)
         assert utterance.mel.shape == (AUDIO.n_mel_channels, utterance.n_frames)
-        assert utterance.fastpitch_ms > 0 and utterance.hifigan_ms > 0
+        assert utterance.fastpitch_ms > 0 and utterance.vocoder_ms > 0
     by_batch: dict[int, set[tuple[float, float, int]]] = {}
     for u in utterances:
-        by_batch.setdefault(u.batch, set()).add((u.fastpitch_ms, u.hifigan_ms, u.batch_size))
+        by_batch.setdefault(u.batch, set()).add((u.fastpitch_ms, u.vocoder_ms, u.batch_size))
     assert all(len(times) == 1 for times in by_batch.values())  # one timing per batch
     assert sorted(size for ((_, _, size),) in by_batch.values()) == [1, 2, 2]
 
@@ -94,7 +94,7 @@ def test_vocoding_ground_truth_mels_gives_the_same_waveform_as_synthesis(models)
     utterances = synth.synthesize(TEXTS[:3])
     vocoded = synth.vocode([u.mel for u in utterances])
     for utterance, again in zip(utterances, vocoded, strict=True):
-        assert again.n_tokens is None and again.fastpitch_ms is None and again.hifigan_ms > 0
+        assert again.n_tokens is None and again.fastpitch_ms is None and again.vocoder_ms > 0
         np.testing.assert_allclose(again.audio, utterance.audio, atol=1e-4, rtol=0)
     with pytest.raises(UserError, match=r"mel 1: expected shape \(80, T\)"):
         synth.vocode([np.zeros((40, 10), dtype=np.float32)])

@@ -124,7 +124,7 @@ def time_synthesis(
         tokens: The phrase's symbol ids ``(L,)``.
         batch_size: B, the copies per call.
         warmup: Untimed calls first.
-        repeats: Timed calls; each records ``"fastpitch"`` and ``"hifigan"`` seconds.
+        repeats: Timed calls; each records ``"fastpitch"`` and ``"vocoder"`` seconds.
     """
     if not tokens:
         raise ValueError("benchmark phrase: no symbols to synthesise")
@@ -155,10 +155,11 @@ def speed_rows(
 ) -> list[dict[str, Any]]:
     """One row per runnable precision and batch size (precision-major order), with speed-ups.
 
-    Each row is :meth:`BenchmarkRun.summarize` plus ``precision``, ``precision_label``, ``tokens``,
-    ``frames_per_utterance`` (mean), ``latencies`` (per-call seconds of each component, for
-    re-analysis) and ``speed_up`` against the ``fp32`` row of the same batch size (when there is one).
-    ``on_row`` sees each row as soon as it is measured (for log lines).
+    Each row is :meth:`BenchmarkRun.summarize` (components ``fastpitch`` and ``vocoder``, whichever vocoder
+    the synthesizer holds) plus ``precision``, ``precision_label``, ``tokens``, ``frames_per_utterance``
+    (mean), ``latencies`` (per-call seconds of each component, for re-analysis) and ``speed_up`` against
+    the ``fp32`` row of the same batch size (when there is one). ``on_row`` sees each row as soon as it
+    is measured (for log lines).
     """
     from tts_pipeline.benchmark.report import add_speed_up
 

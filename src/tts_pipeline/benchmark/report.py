@@ -76,15 +76,20 @@ QUALITY_COLUMNS: tuple[Column, ...] = (
 """Objective quality (keys of :func:`tts_pipeline.benchmark.quality.average_quality`)."""
 
 
-def component_columns(components: Sequence[str]) -> tuple[Column, ...]:
+def component_columns(components: Sequence[str], headers: Mapping[str, str] | None = None) -> tuple[Column, ...]:
     """Columns for a per-component breakdown: mean, p50 and p99 latency of each component (e.g.
-    ``["fastpitch", "hifigan"]``), after batch size and precision."""
+    ``("fastpitch", "vocoder")``), after batch size and precision.
+
+    ``headers`` names a component in its column headers (default: the component's own name), so a table
+    can say which model the generic ``vocoder`` component was, e.g. ``{"vocoder": "WaveGlow"}``.
+    """
     columns = [Column("Batch size", "batch_size", "d"), Column("Precision", "precision")]
     for name in components:
+        header = (headers or {}).get(name, name)
         columns += [
-            Column(f"{name} avg (s)", f"{name}_latency_mean_s", ".5f"),
-            Column(f"{name} p50 (s)", f"{name}_latency_p50_s", ".5f"),
-            Column(f"{name} p99 (s)", f"{name}_latency_p99_s", ".5f"),
+            Column(f"{header} avg (s)", f"{name}_latency_mean_s", ".5f"),
+            Column(f"{header} p50 (s)", f"{name}_latency_p50_s", ".5f"),
+            Column(f"{header} p99 (s)", f"{name}_latency_p99_s", ".5f"),
         ]
     return tuple(columns)
 

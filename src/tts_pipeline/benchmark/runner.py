@@ -3,14 +3,14 @@
 The procedure is NVIDIA's (reference 5.3): untimed warm-up calls (cuDNN autotuning, allocator
 growth, TorchScript/compile specialisation happen there), then timed repeats. The runner is generic:
 the call receives a :class:`~tts_pipeline.timers.Timer` and wraps each model in it, so
-FastPitch and HiFi-GAN are timed separately within one call, and returns what it produced::
+FastPitch and the vocoder are timed separately within one call, and returns what it produced::
 
     def call(timer: Timer) -> CallResult:
         with torch.inference_mode():
             with timer("fastpitch"):
                 out = fastpitch(tokens)
-            with timer("hifigan"):
-                audio = hifigan(out.mel)
+            with timer("vocoder"):
+                audio = vocoder(out.mel)
         return CallResult(utterances=tokens.shape[0], audio_samples=int(out.mel_lengths.sum()) * hop)
 
     run = benchmark(call, warmup=100, repeats=200, device=device)

@@ -73,8 +73,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VocoderBatching = Literal["exact", "padded"]
+# The timer names of the two timed steps; the vocoder's is generic because it may be HiFi-GAN or WaveGlow.
 FASTPITCH = "fastpitch"
-HIFIGAN = "hifigan"
+VOCODER = "vocoder"
 # The audio settings two models must share for one's mels to be the other's input.
 AGREEMENT_KEYS = ("sampling_rate", "hop_length", "n_mel_channels")
 # Settings that change what a mel means without changing its shape: a mismatch is worth a warning.
@@ -163,7 +164,7 @@ class Utterance:
         batch: Index of the batch it was synthesised in (of its first piece).
         batch_size: Utterances in that batch.
         fastpitch_ms: FastPitch time of the whole batch (None for ground-truth mels).
-        hifigan_ms: Vocoder (and denoiser) time of the whole batch.
+        vocoder_ms: Vocoder (and denoiser) time of the whole batch.
         n_pieces: Pieces the text was split into (1 = spoken whole).
     """
 
@@ -175,7 +176,7 @@ class Utterance:
     batch: int
     batch_size: int
     fastpitch_ms: float | None
-    hifigan_ms: float
+    vocoder_ms: float
     n_pieces: int = 1
 
 
@@ -419,7 +420,7 @@ class Synthesizer:
                     batch_index,
                     len(sequences[index]),
                     times.get(FASTPITCH),
-                    times[HIFIGAN],
+                    times[VOCODER],
                     normalize=normalize,
                 )
         return [utterance for utterance in results if utterance is not None]
@@ -449,7 +450,7 @@ class Synthesizer:
         return replace(first, index=index, audio=audio)
 
     def run_batch(self, tokens: torch.Tensor, token_lengths: torch.Tensor) -> BatchOutput:
-        """FastPitch then the vocoder on one padded batch, timed as ``"fastpitch"`` and ``"hifigan"``
+        """FastPitch then the vocoder on one padded batch, timed as ``"fastpitch"`` and ``"vocoder"``
         on :attr:`timer` (read them with ``timer.take()``).
 
         Args:
@@ -497,14 +498,14 @@ class Synthesizer:
                 output = self._vocode_batch(batch, lengths.to(self.device))
             times = self.timer.take()
             for row, index in enumerate(indices):
-                results[index] = self._finish(index, output, row, batch_index, None, None, times[HIFIGAN])
+                results[index] = self._finish(index, output, row, batch_index, None, None, times[VOCODER])
         return [utterance for utterance in results if utterance is not None]
 
     def _vocode_batch(self, mels: torch.Tensor, mel_lengths: torch.Tensor) -> BatchOutput:
-        """HiFi-GAN (+ denoiser) on ``(B, n_mels, T)`` mels, timed as ``"hifigan"``; crops to the lengths."""
+        """The vocoder (+ denoiser) on ``(B, n_mels, T)`` mels, timed as ``"vocoder"``; crops to the lengths."""
         hop = self.audio.hop_length
         lengths = [int(n) for n in mel_lengths.tolist()]
-        with self.timer(HIFIGAN):
+        with self.timer(VOCODER):
             with self.precision.autocast():
                 if self.options.vocoder_batching == "padded" and max(lengths) > 0:
                     frames = torch.arange(mels.shape[-1], device=mels.device)
@@ -529,7 +530,7 @@ class Synthesizer:
         batch_index: int,
         n_tokens: int | None,
         fastpitch_s: float | None,
-        hifigan_s: float,
+        vocoder_s: float,
         normalize: bool | None = None,
     ) -> Utterance:
         """Post-process row ``row`` of a batch into an :class:`Utterance` (on the CPU); ``normalize``
@@ -550,5 +551,5 @@ class Synthesizer:
             batch=batch_index,
             batch_size=len(output.audio),
             fastpitch_ms=None if fastpitch_s is None else 1000.0 * fastpitch_s,
-            hifigan_ms=1000.0 * hifigan_s,
+            vocoder_ms=1000.0 * vocoder_s,
         )

@@ -283,7 +283,7 @@ def _log_row(row: dict[str, Any], vocoder: str = "HiFi-GAN") -> None:
         "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (FastPitch %.4f s, %s %.4f s), "
         "%.1fx real time",
         row["batch_size"], row["precision_label"], row["latency_mean_s"], row["latency_p99_s"],
-        row["fastpitch_latency_mean_s"], vocoder, row["hifigan_latency_mean_s"], row["x_real_time"],
+        row["fastpitch_latency_mean_s"], vocoder, row["vocoder_latency_mean_s"], row["x_real_time"],
     )  # fmt: skip
 
 

@@ -1,9 +1,9 @@
 """Synthesise a phrase file with the trained FastPitch and HiFi-GAN: one WAV per phrase, and a manifest.
 
 The vocoder is ``--hifigan`` or ``--waveglow`` (the workflow passes the one of ``inference.vocoder``):
-WaveGlow runs with weight norms folded and noise scale ``inference.waveglow_sigma``; its time is
-reported in the same ``hifigan_ms`` field (vocoder time), and each manifest record names its ``vocoder``
-(``hifigan`` or ``waveglow``).
+WaveGlow runs with weight norms folded and noise scale ``inference.waveglow_sigma``. Either vocoder's time
+is reported in the same ``vocoder_ms`` field, and each manifest record names its ``vocoder`` (``hifigan``
+or ``waveglow``).
 
 ``--phrases`` is a ``name|text`` file (or NVIDIA's ``.tsv`` with ``output`` and ``text`` columns; see
 ``tts_pipeline.inference.phrases``). Each text is encoded as the FastPitch model was trained, the texts
@@ -17,8 +17,8 @@ folder of ground-truth ``<id>.npy`` mels ``(n_mels, T)`` is vocoded instead (voc
 Writes, atomically, ``<out-dir>/<name>.wav`` (mono 16-bit PCM at the models' sampling rate, at the
 level the vocoder produced unless ``inference.normalize_peak``) and, last, ``--manifest`` (JSON lines:
 ``name``, ``wav``, ``text``, ``n_tokens``, ``n_frames``, ``seconds``, and the batch's ``batch``,
-``batch_size``, ``fastpitch_ms`` and ``hifigan_ms``, timed with the device synchronised; the denoiser
-counts as HiFi-GAN time). The two models, and the config's ``audio`` section, must agree on sampling
+``batch_size``, ``fastpitch_ms`` and ``vocoder_ms``, timed with the device synchronised; the denoiser
+counts as vocoder time). The two models, and the config's ``audio`` section, must agree on sampling
 rate, hop and mel channels. Runs on the first visible GPU (``inference.gpus`` 1; fp16/bf16 autocast
 with ``inference.amp``) or on the CPU in fp32. Under tracking, the WAVs and the manifest go to MLflow,
 whose UI plays them.
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> None:
             summary["audio_seconds"],
             summary["compute_seconds"],
             summary["fastpitch_seconds"],
-            summary["hifigan_seconds"],
+            summary["vocoder_seconds"],
             device,
             summary["x_real_time"],
             manifest,
@@ -186,7 +186,7 @@ def _fields(utterance: Any) -> dict[str, Any]:
         "batch": utterance.batch,
         "batch_size": utterance.batch_size,
         "fastpitch_ms": None if utterance.fastpitch_ms is None else round(utterance.fastpitch_ms, 3),
-        "hifigan_ms": round(utterance.hifigan_ms, 3),
+        "vocoder_ms": round(utterance.vocoder_ms, 3),
     }
 
 
@@ -203,14 +203,14 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, float]:
     """Totals of a run: utterances, audio seconds, per-model compute seconds (each batch once), speed."""
     batches: dict[int, dict[str, Any]] = {record["batch"]: record for record in records}
     fastpitch = sum((record["fastpitch_ms"] or 0.0) for record in batches.values()) / 1000.0
-    hifigan = sum(record["hifigan_ms"] for record in batches.values()) / 1000.0
+    vocoder = sum(record["vocoder_ms"] for record in batches.values()) / 1000.0
     audio_seconds = sum(record["seconds"] for record in records)
-    compute = fastpitch + hifigan
+    compute = fastpitch + vocoder
     return {
         "n_utterances": float(len(records)),
         "audio_seconds": audio_seconds,
         "fastpitch_seconds": fastpitch,
-        "hifigan_seconds": hifigan,
+        "vocoder_seconds": vocoder,
         "compute_seconds": compute,
         "x_real_time": audio_seconds / compute if compute > 0 else 0.0,
     }
