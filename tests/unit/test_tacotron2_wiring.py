@@ -67,3 +67,21 @@ def test_tacotron2_settings_reach_its_training_only(demo):
     after = {row: wiring.stage_params(parse_config(demo), row) for row in before}
     assert after["durations"] == before["durations"]
     assert json.loads(after["train_tacotron2"])["tacotron2"]["learning_rate"] == 0.002
+
+
+def test_the_fastpitch_1_0_demo_overlay_layers_over_the_demo_config(demo):
+    """config/demo-tacotron2.yaml, merged over demo.yaml as Snakemake merges --configfile files."""
+    from snakemake.utils import update_config
+
+    update_config(demo, yaml.safe_load((REPO / "config/demo-tacotron2.yaml").read_text()))
+    cfg = parse_config(demo)
+    assert cfg.durations.source == "tacotron2" and cfg.inference.vocoder == "waveglow"
+    assert cfg.tacotron2.guided_attention_weight > 0
+    # the demo's small Tacotron 2 is kept: the overlay changes its schedule, not its size
+    assert cfg.tacotron2.decoder_rnn_dim == yaml.safe_load((REPO / "config/demo.yaml").read_text())["tacotron2"][
+        "decoder_rnn_dim"
+    ]
+    pipeline = wiring.Pipeline(demo)
+    assert pipeline.paths.tacotron2_model.endswith("results/demo-tacotron2/tacotron2/model.pt")
+    assert pipeline.paths.corpus_record == "resources/demo/corpus.json"  # the demo's corpus, not a second copy
+    assert "train_tacotron2" in pipeline.training_metrics() and "train_waveglow" in pipeline.training_metrics()

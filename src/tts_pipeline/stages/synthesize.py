@@ -108,12 +108,13 @@ def run(args: argparse.Namespace) -> None:
         write_jsonl(manifest, records)
         summary = _summary(records)
         log.info(
-            "synthesize: %d utterances, %.2f s of audio in %.3f s (FastPitch %.3f s, HiFi-GAN %.3f s) on %s, "
+            "synthesize: %d utterances, %.2f s of audio in %.3f s (FastPitch %.3f s, %s %.3f s) on %s, "
             "%.1fx real time; wrote %s",
             summary["n_utterances"],
             summary["audio_seconds"],
             summary["compute_seconds"],
             summary["fastpitch_seconds"],
+            "WaveGlow" if vocoder == "waveglow" else "HiFi-GAN",
             summary["vocoder_seconds"],
             device,
             summary["x_real_time"],
