@@ -142,6 +142,7 @@ COMMANDS: dict[str, str] = {
     "bench-hifigan": _TOOLS + "bench_hifigan",
     "bench-inference": _TOOLS + "bench_inference",
     "bench-fastpitch": _TOOLS + "bench_fastpitch",
+    "bench-intelligibility": _TOOLS + "bench_intelligibility",
 }
 
 BY_RULE: dict[str, Stage] = {stage.rule: stage for stage in STAGES}
