@@ -257,6 +257,9 @@ def test_durations_stage_writes_counted_attention_durations_on_the_aligner_symbo
             # the symbols FastPitch trains on are the aligner path's
             assert symbols.tolist() == encode(record["text"], "characters", "english_basic")
             assert np.load(layout.symbol_pitch(record["id"])).shape == durations.shape
+    # the report's alignment figure: Tacotron 2's attention with the counted durations, for val utterances
+    val_ids = [json.loads(line)["id"] for line in (corpus / "data" / "manifest.val.jsonl").read_text().splitlines()]
+    assert (layout.plots / f"{val_ids[0]}_alignment.png").is_file()
     # the prenet's dropout (on in eval mode, as NVIDIA's) draws from a fixed seed: a rerun gives the same
     first = read_durations(corpus)
     run_in_process(durations_stage, durations_argv(corpus, model, batch_size=3))

@@ -36,8 +36,10 @@ def durations_from_alignment(alignment: np.ndarray) -> np.ndarray:
     return np.bincount(alignment.argmax(axis=1), minlength=alignment.shape[1]).astype(np.int32)
 
 
-def align_batch(model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Durations of a batch from Tacotron 2's teacher-forced attention, on the CPU.
+def teacher_forced_attention(
+    model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Tacotron 2's teacher-forced attention of a batch, on the CPU.
 
     Args:
         model: :class:`tts_pipeline.models.tacotron2.Tacotron2` in eval mode.
@@ -45,7 +47,7 @@ def align_batch(model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.nd
         mels: ``B`` log-mels ``(n_mels, T_b)``.
 
     Returns:
-        ``B`` int32 ``(L_b,)`` duration vectors, each summing to ``T_b``.
+        ``B`` float32 ``(T_b, L_b)`` attention maps (rows: mel frames; columns: the item's symbols).
     """
     import torch
 
@@ -63,9 +65,15 @@ def align_batch(model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.nd
         )
     alignments = output.alignments.float().numpy()
     return [
-        durations_from_alignment(alignments[index, :n_frames, :n_tokens])
+        alignments[index, :n_frames, :n_tokens]
         for index, (n_frames, n_tokens) in enumerate(zip(mel_lengths, text_lengths, strict=True))
     ]
+
+
+def align_batch(model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Durations of a batch from Tacotron 2's teacher-forced attention (:func:`teacher_forced_attention`):
+    ``B`` int32 ``(L_b,)`` duration vectors, each summing to ``T_b``."""
+    return [durations_from_alignment(alignment) for alignment in teacher_forced_attention(model, texts, mels)]
 
 
 def model_text(info: Any, model_path: str, symbol_set: str) -> tuple[str, list[str]]:

@@ -1,15 +1,16 @@
 """Figures of a few validation utterances, for MLflow and the report: is what we extracted right?
 
 - ``features``: the log-mel with the f0 track over it;
-- ``durations``: the aligner's soft attention with the MAS path over it, and the symbol boundaries
-  over the waveform.
+- ``durations``: the attention the durations came from (the aligner's soft attention with the MAS
+  path over it, or Tacotron 2's teacher-forced attention with the counted durations), and the symbol
+  boundaries over the waveform.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,15 +50,40 @@ def attention(model: Any, prior_scaling: float, symbol_ids: np.ndarray, mel: np.
     return output.attn_soft[0, 0].numpy()
 
 
-def load_figure_aligner(aligner_path: str) -> tuple[Any, float] | None:
-    """``(model in eval mode, prior_scaling)`` of an aligner file for :func:`duration_figures`;
-    None for ``""`` (durations that did not come from an aligner)."""
-    if not aligner_path:
-        return None
-    from tts_pipeline.models.aligner import load_aligner
+class FigureAttention(NamedTuple):
+    """How to draw the attention behind the durations: ``attend(symbol_ids (L,), mel (n_mels, T))``
+    gives the attention ``(T, L)``; ``title`` names it under the utterance id."""
 
-    model, info = load_aligner(aligner_path)
-    return model.eval(), float(info.prior_scaling or 0.0)
+    attend: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    title: str
+
+
+def load_figure_attention(aligner_path: str = "", tacotron2_path: str = "") -> FigureAttention | None:
+    """The attention of the model the durations came from, for :func:`duration_figures`: the aligner's
+    (with its prior) or Tacotron 2's (teacher-forced, its prenet dropout seeded as in extraction);
+    None when neither file is given (TextGrid durations)."""
+    if aligner_path:
+        from tts_pipeline.models.aligner import load_aligner
+
+        model, info = load_aligner(aligner_path)
+        model.eval()
+        prior_scaling = float(info.prior_scaling or 0.0)
+        return FigureAttention(lambda ids, mel: attention(model, prior_scaling, ids, mel), "attention and MAS path")
+    if tacotron2_path:
+        import torch
+
+        from tts_pipeline.features.durations_from_tacotron2 import SEED, teacher_forced_attention
+        from tts_pipeline.models.tacotron2 import load_tacotron2
+
+        tacotron2, _ = load_tacotron2(tacotron2_path)
+        tacotron2 = tacotron2.to("cpu").eval()
+
+        def attend(ids: np.ndarray, mel: np.ndarray) -> np.ndarray:
+            torch.manual_seed(SEED)
+            return teacher_forced_attention(tacotron2, [ids.astype(np.int64).tolist()], [mel])[0]
+
+        return FigureAttention(attend, "Tacotron 2 attention (teacher-forced) and counted durations")
+    return None
 
 
 def duration_figures(
@@ -65,10 +91,10 @@ def duration_figures(
     layout: FeatureLayout,
     symbol_table: Sequence[str],
     audio: AudioConfig,
-    aligner: tuple[Any, float] | None = None,
+    attention_source: FigureAttention | None = None,
 ) -> list[Path]:
-    """Durations over the waveform, and (with ``aligner = (model, prior_scaling)``) attention + path,
-    as ``<features>/plots/<id>_durations.png`` and ``<id>_alignment.png``."""
+    """Durations over the waveform, and (with ``attention_source``) the attention with the durations
+    over it, as ``<features>/plots/<id>_durations.png`` and ``<id>_alignment.png``."""
     written = []
     for record in records:
         utterance_id = record["id"]
@@ -81,10 +107,9 @@ def duration_figures(
                 wav, audio.sampling_rate, durations, labels, audio.hop_length, f"{utterance_id}: durations"
             )
             written.append(plots.save_figure(figure, layout.plots / f"{utterance_id}_durations.png"))
-        if aligner is not None:
-            model, prior_scaling = aligner
+        if attention_source is not None:
             mel = np.load(layout.mel(utterance_id))
-            soft = attention(model, prior_scaling, symbol_ids, mel)
-            figure = plots.alignment(soft, durations, labels, f"{utterance_id}: attention and MAS path")
+            soft = attention_source.attend(symbol_ids, mel)
+            figure = plots.alignment(soft, durations, labels, f"{utterance_id}: {attention_source.title}")
             written.append(plots.save_figure(figure, layout.plots / f"{utterance_id}_alignment.png"))
     return written

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.features.durations_from_aligner import durations_from_aligner
     from tts_pipeline.features.durations_from_tacotron2 import durations_from_tacotron2
     from tts_pipeline.features.durations_from_textgrids import durations_from_textgrids
-    from tts_pipeline.features.figures import duration_figures, load_figure_aligner
+    from tts_pipeline.features.figures import duration_figures, load_figure_attention
     from tts_pipeline.features.layout import DURATIONS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
     from tts_pipeline.features.symbol_files import SplitCounts, read_utterances
     from tts_pipeline.files import write_json
@@ -121,8 +121,11 @@ def run(args: argparse.Namespace) -> None:
         run_log.log_metrics(_metrics(seconds, index, counts, quality))
         run_log.log_artifact(args.index)
         records = read_manifest(manifest_path(args.manifest_dir, "val"))[:N_FIGURES]
-        aligner = load_figure_aligner(args.aligner)
-        for figure in duration_figures(records, layout, index["symbols"], audio, aligner):
+        # The attention of the model the durations came from (none for TextGrid phones).
+        attention_source = load_figure_attention(
+            args.aligner if cfg.source == "aligner" else "", args.tacotron2 if cfg.source == "tacotron2" else ""
+        )
+        for figure in duration_figures(records, layout, index["symbols"], audio, attention_source):
             run_log.log_artifact(figure, "plots")
         total = sum(count.n_utterances for count in counts.values())
         log.info("durations (%s): %d utterances in %.1f s", cfg.source, total, seconds)

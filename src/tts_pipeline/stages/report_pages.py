@@ -83,12 +83,16 @@ def run(args: argparse.Namespace) -> None:
     save_figure(loss_curves(histories, LOSS_KEYS), out / "losses.png")
 
     plots = args.features_dir / "plots"
-    for name, pattern in (("pitch", "*_mel_pitch.png"), ("alignment", "*alignment*.png")):
-        found = sorted(plots.glob(pattern))
+    # The alignment item shows the attention the durations came from (aligner, Tacotron 2) or, for
+    # TextGrid durations, which have none, the symbol boundaries over the waveform.
+    for name, patterns in (("pitch", ("*_mel_pitch.png",)), ("alignment", ("*alignment*.png", "*_durations.png"))):
+        found = next((sorted(plots.glob(pattern)) for pattern in patterns if any(plots.glob(pattern))), [])
         if not found:
             from tts_pipeline.errors import UserError
 
-            raise UserError(f"report: no {pattern} figure in {plots} (the features/durations stages write them)")
+            raise UserError(
+                f"report: no {' or '.join(patterns)} figure in {plots} (the features/durations stages write them)"
+            )
         copy_file(found[0], out / f"{name}.png")
 
     write_text(out / "benchmark.html", markdown_page("Benchmark", args.benchmark_md.read_text(encoding="utf-8")))
