@@ -56,8 +56,14 @@ def mel_with_pitch(mel: np.ndarray, pitch: np.ndarray, frame_period_s: float, ti
     return figure
 
 
-def alignment(attention: np.ndarray, durations: np.ndarray, symbols: Sequence[str], title: str = "") -> Figure:
-    """Soft attention with the hard (MAS) path drawn over it.
+def alignment(
+    attention: np.ndarray,
+    durations: np.ndarray,
+    symbols: Sequence[str],
+    title: str = "",
+    path_label: str = "hard path (MAS)",
+) -> Figure:
+    """Soft attention with the hard path (the durations, ``path_label`` in the legend) drawn over it.
 
     Args:
         attention: (T, L) soft attention, rows sum to 1 over the L symbols.
@@ -69,7 +75,7 @@ def alignment(attention: np.ndarray, durations: np.ndarray, symbols: Sequence[st
     figure, axis = plt.subplots(figsize=(11, max(3.5, n_symbols * 0.17 + 1.2)))
     image = axis.imshow(attention.T, origin="lower", aspect="auto", cmap="viridis", interpolation="nearest")
     token_of_frame = np.repeat(np.arange(n_symbols), durations)
-    axis.plot(np.arange(n_frames), token_of_frame, color="red", linewidth=1.0, label="hard path (MAS)")
+    axis.plot(np.arange(n_frames), token_of_frame, color="red", linewidth=1.0, label=path_label)
     axis.set_yticks(np.arange(n_symbols))
     axis.set_yticklabels([symbol if symbol != " " else "␣" for symbol in symbols], fontsize=8)
     axis.set_ylabel("input symbol")

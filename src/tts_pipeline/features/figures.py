@@ -52,10 +52,12 @@ def attention(model: Any, prior_scaling: float, symbol_ids: np.ndarray, mel: np.
 
 class FigureAttention(NamedTuple):
     """How to draw the attention behind the durations: ``attend(symbol_ids (L,), mel (n_mels, T))``
-    gives the attention ``(T, L)``; ``title`` names it under the utterance id."""
+    gives the attention ``(T, L)``; ``title`` names it under the utterance id, ``path`` the durations
+    drawn over it in the legend."""
 
     attend: Callable[[np.ndarray, np.ndarray], np.ndarray]
     title: str
+    path: str
 
 
 def load_figure_attention(aligner_path: str = "", tacotron2_path: str = "") -> FigureAttention | None:
@@ -68,7 +70,9 @@ def load_figure_attention(aligner_path: str = "", tacotron2_path: str = "") -> F
         model, info = load_aligner(aligner_path)
         model.eval()
         prior_scaling = float(info.prior_scaling or 0.0)
-        return FigureAttention(lambda ids, mel: attention(model, prior_scaling, ids, mel), "attention and MAS path")
+        return FigureAttention(
+            lambda ids, mel: attention(model, prior_scaling, ids, mel), "attention and MAS path", "hard path (MAS)"
+        )
     if tacotron2_path:
         import torch
 
@@ -82,7 +86,9 @@ def load_figure_attention(aligner_path: str = "", tacotron2_path: str = "") -> F
             torch.manual_seed(SEED)
             return teacher_forced_attention(tacotron2, [ids.astype(np.int64).tolist()], [mel])[0]
 
-        return FigureAttention(attend, "Tacotron 2 attention (teacher-forced) and counted durations")
+        return FigureAttention(
+            attend, "Tacotron 2 attention (teacher-forced) and counted durations", "durations (argmax per frame)"
+        )
     return None
 
 
@@ -110,6 +116,8 @@ def duration_figures(
         if attention_source is not None:
             mel = np.load(layout.mel(utterance_id))
             soft = attention_source.attend(symbol_ids, mel)
-            figure = plots.alignment(soft, durations, labels, f"{utterance_id}: {attention_source.title}")
+            figure = plots.alignment(
+                soft, durations, labels, f"{utterance_id}: {attention_source.title}", attention_source.path
+            )
             written.append(plots.save_figure(figure, layout.plots / f"{utterance_id}_alignment.png"))
     return written
