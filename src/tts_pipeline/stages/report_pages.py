@@ -49,6 +49,10 @@ VOCODER_NOTE = (
     "teacher-forced FastPitch mel (what fine-tuning changes, by ear), and WaveGlow on it when the run "
     "builds one."
 )
+#: The report's figure items and the plots they are copied from, first pattern found wins. The alignment
+#: item shows the attention the durations came from (aligner, Tacotron 2) or, for TextGrid durations,
+#: which have none, the symbol boundaries over the waveform.
+FIGURES = {"pitch": ("*_mel_pitch.png",), "alignment": ("*alignment*.png", "*_durations.png")}
 #: The label of the ground truth, first on every page that has one.
 GROUND_TRUTH = "recording (ground truth)"
 FROM_TEXT_NOTE = "{models} from free text: no recording of this sentence exists."
@@ -83,17 +87,8 @@ def run(args: argparse.Namespace) -> None:
     save_figure(loss_curves(histories, LOSS_KEYS), out / "losses.png")
 
     plots = args.features_dir / "plots"
-    # The alignment item shows the attention the durations came from (aligner, Tacotron 2) or, for
-    # TextGrid durations, which have none, the symbol boundaries over the waveform.
-    for name, patterns in (("pitch", ("*_mel_pitch.png",)), ("alignment", ("*alignment*.png", "*_durations.png"))):
-        found = next((sorted(plots.glob(pattern)) for pattern in patterns if any(plots.glob(pattern))), [])
-        if not found:
-            from tts_pipeline.errors import UserError
-
-            raise UserError(
-                f"report: no {' or '.join(patterns)} figure in {plots} (the features/durations stages write them)"
-            )
-        copy_file(found[0], out / f"{name}.png")
+    for name, patterns in FIGURES.items():
+        copy_file(first_figure(plots, patterns), out / f"{name}.png")
 
     write_text(out / "benchmark.html", markdown_page("Benchmark", args.benchmark_md.read_text(encoding="utf-8")))
 
@@ -111,6 +106,18 @@ def run(args: argparse.Namespace) -> None:
         log.info("report page %s: %.2f MB (%s)", page.path.relative_to(out), page.size / 1e6, page.codec)
     largest = max((page.size for page in pages), default=0)
     log.info("report pages in %s: %d clip pages, the largest %.2f MB", out, len(pages), largest / 1e6)
+
+
+def first_figure(plots: Path, patterns: tuple[str, ...]) -> Path:
+    """The first file (by name) in ``plots`` matching the first of ``patterns`` that matches any;
+    UserError naming the folder and the patterns when none does."""
+    for pattern in patterns:
+        found = sorted(plots.glob(pattern))
+        if found:
+            return found[0]
+    from tts_pipeline.errors import UserError
+
+    raise UserError(f"report: no {' or '.join(patterns)} figure in {plots} (the features/durations stages write them)")
 
 
 def _mel_function(audio_cfg: AudioConfig) -> Callable[[np.ndarray], np.ndarray]:
