@@ -117,6 +117,27 @@ def log_outputs(run: Any, *, model: Path, metrics: Path) -> None:
         run.log_artifact(model, "model")
 
 
+def training_summary(
+    stage: str, step: int, epoch: int, metrics: dict[str, Any], *, loss: str = "val_loss", rate: str = "frames_per_s"
+) -> str:
+    """The line a training stage logs at its end: step, epoch, validation ``loss`` from its first to its
+    last value, throughput ``rate`` and, when the metrics have it, the parameter count; a figure that
+    was never measured (no validation set) reads ``n/a``."""
+
+    def figure(key: str) -> str:
+        value = metrics.get(key)
+        return "n/a" if value is None else f"{value:.4g}"
+
+    unit = rate.removesuffix("_per_s")
+    line = (
+        f"{stage}: step {step}, epoch {epoch}, {loss.replace('_', ' ')} {figure(loss + '_start')} -> "
+        f"{figure(loss)}, {figure(rate)} {unit}/s"
+    )
+    if metrics.get("n_params") is not None:
+        line += f", {metrics['n_params']:,} parameters"
+    return line
+
+
 LOG_EVERY_ENV = "TTS_LOG_EVERY_N_STEPS"
 
 

@@ -25,6 +25,7 @@ from tts_pipeline.stages.common import (
     log_every_n_steps,
     log_outputs,
     tracked,
+    training_summary,
 )
 
 log = logging.getLogger(__name__)
@@ -138,19 +139,6 @@ def run(args: argparse.Namespace) -> None:
                 # the final val_* figures are on the curves already (logged by validation at this step)
                 run_log.set_tags({"n_params": result.metrics["n_params"]})
                 log_outputs(run_log, model=args.model, metrics=args.metrics)
-                log.info(
-                    "%s: step %s, epoch %s, val loss %s -> %s (mel %s), %s frames/s, %s parameters",
-                    STAGE,
-                    result.step,
-                    result.epoch,
-                    _fmt(result.metrics.get("val_loss_start")),
-                    _fmt(result.metrics.get("val_loss")),
-                    _fmt(result.metrics.get("val_loss_mel")),
-                    _fmt(result.metrics.get("frames_per_s")),
-                    result.metrics["n_params"],
-                )
+                summary = training_summary(STAGE, result.step, result.epoch, result.metrics)
+                log.info("%s; val mel loss %s", summary, result.metrics.get("val_loss_mel"))
         context.barrier()
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"

@@ -30,6 +30,7 @@ from tts_pipeline.stages.common import (
     log_every_n_steps,
     log_outputs,
     tracked,
+    training_summary,
 )
 
 log = logging.getLogger(__name__)
@@ -164,19 +165,9 @@ def run(args: argparse.Namespace) -> None:
                 write_json(args.metrics, result.metrics)
                 # the final val_* figures are on the curves already (logged by validation at this step)
                 log_outputs(run_log, model=args.model, metrics=args.metrics)
-                log.info(
-                    "train_hifigan: step %s, epoch %s, val mel loss %s -> %s, %s frames/s",
-                    result.step,
-                    result.epoch,
-                    _fmt(result.metrics.get("val_loss_mel_start")),
-                    _fmt(result.metrics.get("val_loss_mel")),
-                    _fmt(result.metrics.get("frames_per_s")),
-                )
+                log.info("%s", training_summary(STAGE, result.step, result.epoch, result.metrics, loss="val_loss_mel"))
         context.barrier()
 
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _error(message: str) -> Exception:

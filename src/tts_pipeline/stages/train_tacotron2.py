@@ -25,6 +25,7 @@ from tts_pipeline.stages.common import (
     log_every_n_steps,
     log_outputs,
     tracked,
+    training_summary,
 )
 
 log = logging.getLogger(__name__)
@@ -107,18 +108,5 @@ def run(args: argparse.Namespace) -> None:
                 write_json(args.metrics, {**result.metrics, "symbols": cfg.symbols, "symbol_set": symbol_set})
                 run_log.set_tags({"n_params": result.metrics["n_params"]})
                 log_outputs(run_log, model=args.model, metrics=args.metrics)
-                log.info(
-                    "%s: step %s, epoch %s, val loss %s -> %s, %s frames/s, %s parameters",
-                    STAGE,
-                    result.step,
-                    result.epoch,
-                    _fmt(result.metrics.get("val_loss_start")),
-                    _fmt(result.metrics.get("val_loss")),
-                    _fmt(result.metrics.get("frames_per_s")),
-                    result.metrics["n_params"],
-                )
+                log.info("%s", training_summary(STAGE, result.step, result.epoch, result.metrics))
         context.barrier()
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"

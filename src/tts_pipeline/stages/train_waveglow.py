@@ -21,6 +21,7 @@ from tts_pipeline.stages.common import (
     log_every_n_steps,
     log_outputs,
     tracked,
+    training_summary,
 )
 
 log = logging.getLogger(__name__)
@@ -99,16 +100,5 @@ def run(args: argparse.Namespace) -> None:
                 save_waveglow(args.model, result.model, step=result.step, epoch=result.epoch, audio=audio)
                 write_json(args.metrics, result.metrics)
                 log_outputs(run_log, model=args.model, metrics=args.metrics)
-                log.info(
-                    "train_waveglow: step %s, epoch %s, val loss %s -> %s, %s samples/s",
-                    result.step,
-                    result.epoch,
-                    _fmt(result.metrics.get("val_loss_start")),
-                    _fmt(result.metrics.get("val_loss")),
-                    _fmt(result.metrics.get("samples_per_s")),
-                )
+                log.info("%s", training_summary(STAGE, result.step, result.epoch, result.metrics, rate="samples_per_s"))
         context.barrier()
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
