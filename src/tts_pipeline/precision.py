@@ -12,6 +12,10 @@ values mean the same on both devices where the device can run them:
   PyTorch's oneDNN kernels, so on a CPU it falls back to float32 with a log line.
 - ``auto`` (inference's default): bf16 on a CPU that runs it natively, float32 on any other CPU
   and on CUDA (where the choice between fp16 and bf16 is the user's to make).
+
+TF32 is a separate, process-wide switch (:func:`allow_tf32`): on GPUs of compute capability 8.0 or
+newer it lets float32 matrix products and convolutions run on tensor cores with a 10-bit mantissa
+(what NVIDIA's tables call "TF32" is ``amp`` off with both switches on). CPUs ignore it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import contextlib
 import functools
 import logging
 import platform
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -140,3 +145,27 @@ def _cpu_precision(amp: str, device: torch.device, key: str) -> Precision:
         log.warning("%s is 'bf16' but this CPU has no native bf16 (AVX512-BF16 / AMX): it runs emulated, slower", key)
         return Precision("bf16", device, "as configured; emulated, no native bf16 on this CPU")
     return Precision("bf16", device, f"as configured; native ({', '.join(native)})")
+
+
+def allow_tf32(enabled: bool) -> tuple[bool, bool]:
+    """Let float32 matrix products (cuBLAS) and convolutions (cuDNN) run in TF32, or forbid both.
+
+    Returns the previous ``(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)``
+    pair. PyTorch's own defaults differ between the two (matmul off, cuDNN on), so ``False`` is
+    strict float32 for convolutions too. A no-op for CPU work.
+    """
+    previous = (bool(torch.backends.cuda.matmul.allow_tf32), bool(torch.backends.cudnn.allow_tf32))
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    torch.backends.cudnn.allow_tf32 = enabled
+    return previous
+
+
+@contextlib.contextmanager
+def tf32_allowed(enabled: bool) -> Iterator[None]:
+    """:func:`allow_tf32` for the block; both switches are restored after it."""
+    matmul, cudnn = allow_tf32(enabled)
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = matmul
+        torch.backends.cudnn.allow_tf32 = cudnn

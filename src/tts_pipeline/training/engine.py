@@ -248,21 +248,22 @@ def noam_scale(step: int, warmup_steps: int) -> float:
 
 
 class RunningMeans:
-    """Means of named per-step figures since the last reset."""
+    """Means of named per-step figures since the last reset, each over the steps that reported it (a
+    step the fp16 gradient scaler skips reports no gradient norm); :attr:`count` counts every step."""
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
         self.sums: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
         self.count = 0
 
     def add(self, values: Mapping[str, float]) -> None:
         for name, value in values.items():
             self.sums[name] = self.sums.get(name, 0.0) + float(value)
+            self.counts[name] = self.counts.get(name, 0) + 1
         self.count += 1
 
     def means(self, prefix: str = "") -> dict[str, float]:
-        if not self.count:
-            return {}
-        return {f"{prefix}{name}": total / self.count for name, total in self.sums.items()}
+        return {f"{prefix}{name}": total / self.counts[name] for name, total in self.sums.items()}

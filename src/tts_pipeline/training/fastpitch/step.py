@@ -73,9 +73,10 @@ def train_step(
     """One optimiser step over ``micro_batches`` (module docstring).
 
     Returns the step's losses averaged over micro-batches and processes (:func:`loss_names`), plus
-    ``grad_norm`` and ``lr``. Raises :class:`TrainingDiverged` (naming the last checkpoint of
-    ``checkpoints``) before the update when a loss, or without gradient scaling the gradient norm, is
-    not finite; every rank sees the same reduced values, so every rank stops alike.
+    ``grad_norm`` (left out of a step the fp16 scaler skips) and ``lr``. Raises :class:`TrainingDiverged`
+    (naming the last checkpoint of ``checkpoints``) before the update when a loss, or without gradient
+    scaling the gradient norm, is not finite; every rank sees the same reduced values, so every rank
+    stops alike.
     """
     k = len(micro_batches)
     if k == 0:
@@ -106,4 +107,9 @@ def train_step(
         )  # fmt: skip
     state.scaler.step(state.optimizer)
     state.scaler.update()
-    return {**losses, "grad_norm": grad_norm, "lr": rate}
+    figures = {**losses, "lr": rate}
+    if math.isfinite(grad_norm):
+        # Otherwise the fp16 scaler has just skipped the step: the norm of overflowed gradients means
+        # nothing, and one inf would turn the window's and the epoch's mean gradient norm into inf.
+        figures["grad_norm"] = grad_norm
+    return figures

@@ -95,10 +95,16 @@ class HiFiGANState:
         }
 
 
-def build_state(cfg: HiFiGANConfig, n_mels: int, precision: Precision) -> HiFiGANState:
-    """Fresh models, one AdamW for G and one for MPD + MSD together, two gradient scalers, schedulers."""
+def build_state(cfg: HiFiGANConfig, n_mels: int, precision: Precision, *, fused_adamw: bool = False) -> HiFiGANState:
+    """Fresh models, one AdamW for G and one for MPD + MSD together, two gradient scalers, schedulers.
+
+    ``fused_adamw`` builds both AdamW with ``fused=True`` (one kernel per step over all parameters,
+    on CUDA and on the CPU); off, torch picks its default (the multi-tensor ``foreach`` loop on CUDA).
+    """
     generator, discriminators = build_models(cfg, n_mels, precision.device)
     options = {"lr": cfg.learning_rate, "betas": tuple(cfg.adam_betas), "weight_decay": cfg.weight_decay}
+    if fused_adamw:
+        options["fused"] = True
     state = HiFiGANState(
         generator=generator,
         discriminators=discriminators,

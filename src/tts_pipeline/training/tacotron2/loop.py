@@ -64,9 +64,10 @@ def train_step(
 ) -> dict[str, float]:
     """One optimiser step over ``micro_batches`` (package docstring), at the rate already set.
 
-    Returns the losses averaged over micro-batches and processes (:data:`LOSS_NAMES`), ``grad_norm`` and
-    ``lr``. Raises :class:`tts_pipeline.training.engine.TrainingDiverged` (naming the last checkpoint)
-    before the update when a loss, or without gradient scaling the gradient norm, is not finite.
+    Returns the losses averaged over micro-batches and processes (:data:`LOSS_NAMES`), ``grad_norm`` (left
+    out of a step the fp16 scaler skips) and ``lr``. Raises
+    :class:`tts_pipeline.training.engine.TrainingDiverged` (naming the last checkpoint) before the update
+    when a loss, or without gradient scaling the gradient norm, is not finite.
     """
     k = len(micro_batches)
     if k == 0:
@@ -92,7 +93,10 @@ def train_step(
         )  # fmt: skip
     state.scaler.step(state.optimizer)
     state.scaler.update()
-    return {**losses, "grad_norm": grad_norm, "lr": learning_rate(state.optimizer)}
+    figures = {**losses, "lr": learning_rate(state.optimizer)}
+    if math.isfinite(grad_norm):  # else the scaler skipped the step: an overflow's norm would make the means inf
+        figures["grad_norm"] = grad_norm
+    return figures
 
 
 @torch.no_grad()
