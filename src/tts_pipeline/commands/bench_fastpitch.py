@@ -28,6 +28,18 @@ Procedure. ``--runs`` runs on one model, each of ``--warmup`` untimed steps then
 ones, every step timed with the device synchronised. Throughput counts what the trainer counts: real
 mel frames (padding excluded) over the timed steps, divided by their time. Printed per run: the step
 times, mel frames/s and steps/s; then the medians over the runs.
+
+Speed variants. ``--amp`` overrides the section's precision; ``--tf32 on`` lets float32 matrix products
+and convolutions run in TF32 (:func:`tts_pipeline.precision.allow_tf32`; ``off``, the default, forbids
+both, so ``--amp off --tf32 on`` is NVIDIA's "TF32"); ``--compile`` runs the model through
+``torch.compile(dynamic=True)`` (every batch has other lengths). The optimiser stays LAMB (no fused
+kernel). Even with ``dynamic=True`` the FFT layers' graph (after its break at ``padding_mask``) is
+recompiled for each new sequence length (torch 2.13 specialises the length while compiling the
+backward), so the first run compiles in its timed steps too, and dynamo runs that graph eagerly once
+it holds ``torch._dynamo.config.recompile_limit`` (8) lengths, encoder's and decoder's together. Every
+run replays the same batches, so from the second run on the steps run compiled: with ``--compile``
+give ``--runs 3`` or more (the median is then a compiled run) and at most 4 batches per run
+(``--warmup`` + ``--steps``). The warm-up steps' seconds are in the JSON apart from the timed ones.
 """
 
 from __future__ import annotations
@@ -69,6 +81,8 @@ SHAPES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tts_pipeline.precision import AMP_SETTINGS
+
     parser.add_argument(
         "--preset", choices=PRESETS, default="demo",
         help="demo: fastpitch section of config/demo.yaml, demo-corpus shapes; recipe: FastPitch 1.1 "
@@ -85,6 +99,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic batches")
     parser.add_argument("--json", type=Path, help="also write every run's figures here")
+    parser.add_argument("--amp", choices=AMP_SETTINGS, help="precision of the step (default: the fastpitch section's)")
+    parser.add_argument(
+        "--tf32",
+        choices=("on", "off"),
+        default="off",
+        help="TF32 float32 matmul and convolutions on CUDA (default off)",
+    )
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model (dynamic=True)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -146,6 +168,7 @@ class RunFigures:
     """One run's timed steps.
 
     Attributes:
+        warmup_seconds: Seconds of each warm-up step (with ``--compile``, the compilation).
         step_seconds: Seconds of each timed step.
         frames: Real mel frames of the timed steps together.
         frames_per_s: ``frames / sum(step_seconds)``.
@@ -153,6 +176,7 @@ class RunFigures:
         loss: Total loss of the last step.
     """
 
+    warmup_seconds: list[float]
     step_seconds: list[float]
     frames: int
     frames_per_s: float
@@ -172,11 +196,13 @@ def optimiser_step(state: FastPitchState, runtime: Runtime, batch: FastPitchBatc
 def time_run(
     state: FastPitchState, runtime: Runtime, batches: list[FastPitchBatch], warmup: int, device: torch.device
 ) -> RunFigures:
-    """``warmup`` untimed steps on the first batches, then one timed step on each remaining batch."""
+    """``warmup`` warm-up steps on the first batches (timed apart), then one timed step on each remaining batch."""
     from tts_pipeline.timers import timed
 
-    for batch in batches[:warmup]:
-        optimiser_step(state, runtime, batch)
+    warmup_seconds = [
+        timed(lambda batch=batch: optimiser_step(state, runtime, batch), device=device).seconds
+        for batch in batches[:warmup]
+    ]
     seconds: list[float] = []
     frames = 0
     figures: dict[str, float] = {}
@@ -186,7 +212,7 @@ def time_run(
         seconds.append(result.seconds)
         frames += batch.frames
     total = sum(seconds)
-    return RunFigures(seconds, frames, frames / total, len(seconds) / total, figures["loss"])
+    return RunFigures(warmup_seconds, seconds, frames, frames / total, len(seconds) / total, figures["loss"])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -227,8 +253,16 @@ def batch_shape(args: argparse.Namespace) -> BatchShape:
 
 
 def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.precision import tf32_allowed
+
+    with tf32_allowed(args.tf32 == "on"):  # process-wide: restored for whatever runs next in this process
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     import torch
 
+    from tts_pipeline.benchmark.environment import cpu_name
     from tts_pipeline.errors import UserError
     from tts_pipeline.models.fastpitch.data import PitchStats
     from tts_pipeline.precision import resolve_precision
@@ -247,9 +281,12 @@ def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
 
-    precision = resolve_precision(cfg.amp, device, key="fastpitch.amp")
+    amp, key = (args.amp, "--amp") if args.amp else (cfg.amp, "fastpitch.amp")
+    precision = resolve_precision(amp, device, key=key)
     state = build_state(cfg, n_symbols, n_mels, PitchStats(PITCH_MEAN_HZ, PITCH_STD_HZ), precision)
     state.model.train()
+    if args.compile:  # in place: the step calls the model through runtime.model, the optimiser holds its parameters
+        state.model.compile(dynamic=True)
     runtime = Runtime(DistributedContext(device=device), precision, state.model, cfg, accumulation=1)
     batches = [
         b.to(device)
@@ -265,7 +302,8 @@ def run(args: argparse.Namespace) -> None:
     print(
         f"FastPitch training step on {device} ({torch.get_num_threads()} threads): {source} fastpitch section, "
         f"{n_params:,} params, energy conditioning {'on' if cfg.energy_conditioning else 'off'}, "
-        f"{OPTIMIZER_NAMES.get(cfg.optimizer, cfg.optimizer)}, {precision.amp if precision.amp != 'off' else 'fp32'}"
+        f"{OPTIMIZER_NAMES.get(cfg.optimizer, cfg.optimizer)}, {precision.label}, TF32 {args.tf32}, "
+        f"torch.compile {'on' if args.compile else 'off'}"
     )
     print(
         f"batch {batch} utterances of {shape.tokens[0]}-{shape.tokens[1]} symbols and {shape.frames[0]}-"
@@ -289,6 +327,10 @@ def run(args: argparse.Namespace) -> None:
         payload: dict[str, Any] = {
             "device": str(device),
             "threads": torch.get_num_threads(),
+            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
+            "precision": precision.label,
+            "tf32": args.tf32,
+            "compile": args.compile,
             "source": source,
             "preset": args.preset,
             "n_params": n_params,

@@ -18,6 +18,17 @@ fp32 max abs differences of the input mel, the generator output and the discrimi
 For example::
 
     tts-pipeline bench-hifigan --nvidia-root ~/DeepLearningExamples --amp bf16 --rounds 3 --steps 2
+
+Speed variants of our step. ``--tf32 on`` lets float32 matrix products and convolutions run in TF32
+(:func:`tts_pipeline.precision.allow_tf32`; ``off``, the default, forbids both, so ``--amp off --tf32
+on`` is NVIDIA's "TF32" and ``--amp off --tf32 off`` their "FP32"); ``--fused-adamw`` builds both AdamW
+with ``fused=True`` through the trainer's :func:`~tts_pipeline.training.hifigan.state.build_state`;
+``--compile`` runs the generator, MPD and MSD through ``torch.compile`` (default mode, in place, so the
+trainer's step calls the compiled modules). Compilation happens in the warm-up steps, whose seconds the
+JSON keeps apart from the timed ones: the first step compiles every graph a step needs (the
+discriminators on the real + generated batch, then on the generated one with and without gradients);
+give ``--compile`` two or three warm-up steps, so that any late recompilation shows there too.
+Throughput is also given in NVIDIA's unit (:func:`tts_pipeline.training.engine.nvidia_frames_per_s`).
 """
 
 from __future__ import annotations
@@ -51,11 +62,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--nvidia-root", type=Path, help="DeepLearningExamples checkout: time NVIDIA's training step beside ours"
     )
-    parser.add_argument("--warmup", type=int, default=1, help="untimed steps first (default 1)")
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="warm-up steps, timed apart (default 1; 2-3 with --compile)"
+    )
     parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's choice)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--tf32",
+        choices=("on", "off"),
+        default="off",
+        help="TF32 float32 matmul and convolutions on CUDA (default off)",
+    )
+    parser.add_argument("--fused-adamw", action="store_true", help="both AdamW with fused=True")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the generator, MPD and MSD")
 
 
 def hifigan_config(args: argparse.Namespace) -> tuple[PipelineConfig, HiFiGANConfig]:
@@ -100,11 +121,22 @@ def check_arguments(args: argparse.Namespace, cfg: HiFiGANConfig, hop: int) -> t
 
 
 def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.precision import tf32_allowed
+
+    with tf32_allowed(args.tf32 == "on"):  # process-wide: restored for whatever runs next in this process
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
+    import time
+
     import torch
 
+    from tts_pipeline.benchmark.environment import cpu_name
     from tts_pipeline.benchmark.side_by_side import interleaved
     from tts_pipeline.commands.hifigan_training_sides import NvidiaTraining, OurTraining, fp32_differences
     from tts_pipeline.precision import resolve_precision
+    from tts_pipeline.training.engine import nvidia_frames_per_s
 
     config, cfg = hifigan_config(args)
     audio_cfg = config.audio
@@ -118,7 +150,7 @@ def run(args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     precision = resolve_precision(args.amp or cfg.amp, device, key="--amp")
-    ours = OurTraining.build(cfg, audio_cfg, precision)
+    ours = OurTraining.build(cfg, audio_cfg, precision, fused_adamw=args.fused_adamw)
     audio = (0.1 * torch.randn(batch, segment, generator=torch.Generator().manual_seed(args.seed))).to(device)
     calls = {"ours": lambda: losses["ours"].append(ours.step(audio))}
     losses: dict[str, list[dict[str, float]]] = {"ours": []}
@@ -128,6 +160,9 @@ def run(args: argparse.Namespace) -> None:
         differences = fp32_differences(ours, theirs, audio)  # plain calls, no autocast: fp32 on both sides
         calls["nvidia"] = lambda: losses["nvidia"].append(theirs.step(audio))
         losses["nvidia"] = []
+    if args.compile:  # after the fp32 check, which then runs eager and compiles nothing
+        for module in (ours.state.generator, ours.state.discriminators.mpd, ours.state.discriminators.msd):
+            module.compile()
     frames = batch * segment // audio_cfg.hop_length
     audio_seconds = batch * segment / audio_cfg.sampling_rate
 
@@ -148,7 +183,8 @@ def run(args: argparse.Namespace) -> None:
     )
     print(
         f"batch {batch} x {segment} samples ({frames} mel frames), {args.rounds} rounds x {args.steps} timed steps "
-        f"per side after {args.warmup} warm-up"
+        f"per side after {args.warmup} warm-up; TF32 {args.tf32}, fused AdamW {'on' if args.fused_adamw else 'off'}, "
+        f"torch.compile {'on' if args.compile else 'off'}"
     )
     if differences is not None:  # before timing: a wrong twin shows at once
         print(
@@ -156,12 +192,31 @@ def run(args: argparse.Namespace) -> None:
             + ", ".join(f"{k} {v:.3g}" for k, v in differences.items())
         )
     synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    timing = interleaved(calls, rounds=args.rounds, repeats=args.steps, warmup=args.warmup, synchronize=synchronize)
+
+    def seconds_of(call: Any) -> float:
+        synchronize()
+        start = time.perf_counter()
+        call()
+        synchronize()
+        return time.perf_counter() - start
+
+    # Warm-up timed apart: with --compile its steps carry the compilation, which the timed steps must not.
+    warmup_seconds = {side: [seconds_of(call) for _ in range(args.warmup)] for side, call in calls.items()}
+    if args.warmup:
+        print(
+            "warm-up step seconds: "
+            + "; ".join(f"{side} " + ", ".join(f"{t:.3f}" for t in times) for side, times in warmup_seconds.items())
+        )
+    timing = interleaved(calls, rounds=args.rounds, repeats=args.steps, warmup=0, synchronize=synchronize)
 
     result: dict[str, Any] = {
         "device": str(device),
         "threads": torch.get_num_threads(),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
         "precision": precision.label,
+        "tf32": args.tf32,
+        "fused_adamw": args.fused_adamw,
+        "compile": args.compile,
         "batch": batch,
         "segment_size": segment,
         "preset": args.preset or "config",
@@ -172,10 +227,11 @@ def run(args: argparse.Namespace) -> None:
     }
     for side in calls:
         median = timing.median(side)
+        nvidia_units = nvidia_frames_per_s(frames / median, audio_cfg.n_mel_channels, segment // audio_cfg.hop_length)
         name = f"ours ({precision.label})" if side == "ours" else "NVIDIA (fp32)"
         print(
             f"{name}: median {median:.3f} s/step = {frames / median:.1f} mel frames/s "
-            f"({audio_seconds / median:.3f} s of audio per s); round medians "
+            f"({nvidia_units:.1f} in NVIDIA's unit, {audio_seconds / median:.3f} s of audio per s); round medians "
             + ", ".join(f"{t:.3f}" for t in timing.round_medians(side))
             + "; last losses "
             + ", ".join(
@@ -183,9 +239,11 @@ def run(args: argparse.Namespace) -> None:
             )
         )
         result[side] = {
+            "warmup_step_seconds": warmup_seconds[side],
             "step_seconds": timing.seconds[side],
             "median_step_seconds": median,
-            "mel_frames_per_second": frames / median,
+            "frames_per_s": frames / median,  # real mel frames, beside NVIDIA's unit as in the trainer's metrics.json
+            "frames_per_s_nvidia_units": nvidia_units,
             "audio_seconds_per_second": audio_seconds / median,
             "last_losses": losses[side][-1],
         }

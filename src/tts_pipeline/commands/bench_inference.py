@@ -30,6 +30,16 @@ ours, the SNR of our output against NVIDIA's fp32 output, and the fp32 max abs d
 the two (a check that both compute the same function). For example::
 
     tts-pipeline bench-inference --nvidia-root ~/DeepLearningExamples --runs 5 --repeats 10
+
+Speed variants (without ``--nvidia-root``). ``--tf32 on`` lets float32 matrix products and convolutions
+run in TF32 (:func:`tts_pipeline.precision.allow_tf32`; ``off``, the default, forbids both, so ``--amp
+off --tf32 on`` is NVIDIA's "TF32"). ``--cuda-graph`` (CUDA only) captures the HiFi-GAN generator in a
+CUDA graph for the mel shape of the phrase (:class:`CudaGraphVocoder`) and replays it; FastPitch stays
+eager, its output length depends on the durations it predicts. ``--compile`` runs the generator through
+``torch.compile(mode="reduce-overhead")`` (CUDA graphs of compiled kernels on CUDA, compiled kernels on
+a CPU) and FastPitch's ``infer`` through ``torch.compile(dynamic=True)``. Either way the synthesizer's
+own code path runs (its vocoder and FastPitch runners are replaced), and the first call, which
+compiles or captures, is timed apart before the runs.
 """
 
 from __future__ import annotations
@@ -40,10 +50,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import contextlib
+    from collections.abc import Callable
+
     import torch
 
     from tts_pipeline.benchmark.nvidia_code import NvidiaCode
     from tts_pipeline.inference import Synthesizer
+    from tts_pipeline.precision import Precision
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +88,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--hifigan-frames", type=int, default=500, help="mel frames HiFi-GAN vocodes with --nvidia-root (default 500)"
+    )
+    parser.add_argument(
+        "--tf32",
+        choices=("on", "off"),
+        default="off",
+        help="TF32 float32 matmul and convolutions on CUDA (default off)",
+    )
+    parser.add_argument("--cuda-graph", action="store_true", help="replay HiFi-GAN from a CUDA graph (CUDA only)")
+    parser.add_argument(
+        "--compile", action="store_true", help="torch.compile HiFi-GAN (reduce-overhead) and FastPitch (dynamic)"
     )
 
 
@@ -116,13 +140,97 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
 
 
 def check_arguments(args: argparse.Namespace) -> None:
-    """UserError naming the option for counts out of range or options the NVIDIA comparison ignores."""
+    """UserError naming the option for counts out of range, options the NVIDIA comparison ignores, or
+    ``--cuda-graph`` off CUDA."""
+    import torch
+
     from tts_pipeline.errors import UserError
 
     if min(args.threads, args.batch_size, args.repeats, args.runs, args.hifigan_frames) < 1 or args.warmup < 0:
         raise UserError("--threads, --batch-size, --repeats, --runs and --hifigan-frames must be >= 1, --warmup >= 0")
     if args.nvidia_root is not None and args.denoising_strength > 0:
         raise UserError("--denoising-strength: NVIDIA's side has no denoiser here; leave it at 0 with --nvidia-root")
+    for option, given in (("--cuda-graph", args.cuda_graph), ("--compile", args.compile)):
+        if given and args.nvidia_root is not None:
+            raise UserError(f"{option}: the comparison with --nvidia-root times the models as they are; drop one")
+    if args.cuda_graph and args.compile:
+        raise UserError("--cuda-graph and --compile: choose one (compile's reduce-overhead mode replays CUDA graphs)")
+    if args.cuda_graph and torch.device(args.device).type != "cuda":
+        raise UserError(f"--cuda-graph: CUDA graphs need --device cuda, got --device {args.device}")
+
+
+class CudaGraphVocoder:
+    """The vocoder replayed from a CUDA graph captured on its first call, for that call's mel shape.
+
+    Called where the synthesizer calls its vocoder: ``(B, n_mels, T)`` mels -> ``(B, 1, T x hop)`` audio,
+    inside inference mode and the precision's autocast. The first call warms the vocoder up on a side
+    stream (cuDNN picks its algorithms and the caching allocator its blocks outside the capture), then
+    captures one call reading a static mel buffer; every call copies its mels into that buffer and replays.
+    Autocast runs with its weight cache off inside the graph: cached casts made outside it would be freed
+    when the synthesizer's autocast region ends, under a graph that still reads them.
+    """
+
+    def __init__(self, vocoder: Callable[[torch.Tensor], torch.Tensor], precision: Precision, warmup: int = 3):
+        self.vocoder = vocoder
+        self.precision = precision
+        self.warmup = warmup
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self.static_mel: torch.Tensor | None = None
+        self.static_audio: torch.Tensor | None = None
+
+    def _autocast(self) -> contextlib.AbstractContextManager[object]:
+        import torch
+
+        enabled = self.precision.amp != "off"
+        return torch.autocast("cuda", dtype=self.precision.dtype, enabled=enabled, cache_enabled=False)
+
+    def _capture(self, mels: torch.Tensor) -> None:
+        import torch
+
+        self.static_mel = mels.clone()
+        side = torch.cuda.Stream(mels.device)
+        side.wait_stream(torch.cuda.current_stream(mels.device))
+        with torch.cuda.stream(side), self._autocast():
+            for _ in range(self.warmup):
+                self.vocoder(self.static_mel)
+        torch.cuda.current_stream(mels.device).wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph), self._autocast():
+            self.static_audio = self.vocoder(self.static_mel)
+
+    def __call__(self, mels: torch.Tensor) -> torch.Tensor:
+        from tts_pipeline.errors import UserError
+
+        if self.graph is None:
+            self._capture(mels)
+        assert self.graph is not None and self.static_mel is not None and self.static_audio is not None
+        if mels.shape != self.static_mel.shape:
+            raise UserError(
+                f"--cuda-graph: the graph was captured for mels of shape {tuple(self.static_mel.shape)}, "
+                f"got {tuple(mels.shape)}"
+            )
+        self.static_mel.copy_(mels)
+        self.graph.replay()
+        return self.static_audio.clone()  # the next replay overwrites the static output; callers keep theirs
+
+
+def compile_models(synth: Synthesizer) -> None:
+    """Replace the synthesizer's runners by compiled ones (module docstring); its code path stays its own."""
+    import torch
+
+    vocoder = torch.compile(synth.vocoder_runner, mode="reduce-overhead")
+
+    def run_vocoder(mels: torch.Tensor) -> torch.Tensor:
+        # Each call a new step of the CUDA graph trees, whose output buffers the next replay reuses: a clone
+        # is what the synthesizer keeps.
+        torch.compiler.cudagraph_mark_step_begin()
+        return vocoder(mels).clone()
+
+    synth.vocoder_runner = run_vocoder  # type: ignore[assignment]
+    fastpitch = synth.fastpitch_runner
+    assert fastpitch is not None
+    # The synthesizer calls ``infer``, not ``forward``: an instance attribute shadows the method.
+    fastpitch.infer = torch.compile(fastpitch.infer, dynamic=True)  # type: ignore[method-assign]
 
 
 def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: list[int], code: NvidiaCode) -> None:
@@ -150,8 +258,16 @@ def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: lis
 
 
 def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.precision import tf32_allowed
+
+    with tf32_allowed(args.tf32 == "on"):  # process-wide: restored for whatever runs next in this process
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     import torch
 
+    from tts_pipeline.benchmark.environment import cpu_name
     from tts_pipeline.benchmark.inference import time_synthesis
     from tts_pipeline.inference import read_phrases
 
@@ -170,11 +286,25 @@ def run(args: argparse.Namespace) -> None:
     print(
         f"{len(phrase.text)}-character phrase {phrase.name!r} ({len(tokens)} symbols), {source}, batch "
         f"{args.batch_size}, {synth.precision.label} ({synth.precision.reason}), on {device} with "
-        f"{torch.get_num_threads()} threads; {args.runs} runs of {args.warmup} warm-up + {args.repeats} timed calls"
+        f"{torch.get_num_threads()} threads; {args.runs} runs of {args.warmup} warm-up + {args.repeats} timed calls; "
+        f"TF32 {args.tf32}, CUDA graph {'on' if args.cuda_graph else 'off'}, "
+        f"torch.compile {'on' if args.compile else 'off'}"
     )
     if code is not None:
         run_against_nvidia(args, synth, tokens, code)
         return
+    first_call = None
+    if args.cuda_graph or args.compile:
+        if args.cuda_graph:
+            synth.vocoder_runner = CudaGraphVocoder(synth.vocoder_runner, synth.precision)  # type: ignore[assignment]
+        else:
+            compile_models(synth)
+        row = time_synthesis(synth, tokens, args.batch_size, warmup=0, repeats=1).summarize(synth.audio.sampling_rate)
+        first_call = {"fastpitch_s": row["fastpitch_latency_p50_s"], "hifigan_s": row["vocoder_latency_p50_s"]}
+        print(
+            f"first call ({'capture' if args.cuda_graph else 'compilation'}): FastPitch "
+            f"{first_call['fastpitch_s']:.1f} s, HiFi-GAN {first_call['hifigan_s']:.1f} s"
+        )
     runs: list[dict[str, Any]] = []
     for number in range(1, args.runs + 1):
         row = time_synthesis(synth, tokens, args.batch_size, warmup=args.warmup, repeats=args.repeats).summarize(
@@ -185,6 +315,7 @@ def run(args: argparse.Namespace) -> None:
             "fastpitch_p50_ms": 1000.0 * row["fastpitch_latency_p50_s"],
             "fastpitch_mean_ms": 1000.0 * row["fastpitch_latency_mean_s"],
             "hifigan_p50_ms": 1000.0 * row["vocoder_latency_p50_s"],
+            "total_p50_ms": 1000.0 * row["latency_p50_s"],  # per call, FastPitch + HiFi-GAN: NVIDIA's latency
             "hifigan_x_real_time": row["vocoder_x_real_time"],
             "total_x_real_time": row["x_real_time"],
             "audio_seconds_per_utterance": row["audio_seconds_per_utterance"],
@@ -208,10 +339,16 @@ def run(args: argparse.Namespace) -> None:
         payload = {
             "device": str(device),
             "threads": torch.get_num_threads(),
+            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
+            "precision": synth.precision.label,
+            "tf32": args.tf32,
+            "cuda_graph": args.cuda_graph,
+            "compile": args.compile,
             "source": source,
             "phrase": phrase.text,
             "symbols": len(tokens),
             "batch_size": args.batch_size,
+            "first_call": first_call,
             "runs": runs,
             "medians": medians,
         }

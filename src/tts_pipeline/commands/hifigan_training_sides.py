@@ -44,9 +44,12 @@ class OurTraining:
     runtime: Runtime
 
     @classmethod
-    def build(cls, cfg: HiFiGANConfig, audio: AudioConfig, precision: Precision) -> OurTraining:
-        """Fresh models (seeded by ``cfg.seed``), optimisers and mel functions, as :mod:`training.hifigan.loop`."""
-        state = build_state(cfg, audio.n_mel_channels, precision)
+    def build(
+        cls, cfg: HiFiGANConfig, audio: AudioConfig, precision: Precision, *, fused_adamw: bool = False
+    ) -> OurTraining:
+        """Fresh models (seeded by ``cfg.seed``), optimisers and mel functions, as :mod:`training.hifigan.loop`
+        (``fused_adamw``: see :func:`build_state`)."""
+        state = build_state(cfg, audio.n_mel_channels, precision, fused_adamw=fused_adamw)
         runtime = Runtime(
             context=DistributedContext(device=precision.device),
             precision=precision,
