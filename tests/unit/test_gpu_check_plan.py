@@ -118,12 +118,12 @@ def test_record_json_and_markdown(tmp_path):
 
 def test_benchmark_rows_compare_with_nvidia():
     hifigan = plan.benchmark_variants("train-hifigan", plan.GPU)[0]  # fp16: NVIDIA's AMP figure
-    row = benchmark_row("train-hifigan", hifigan, {
-        "status": "ok", "batch": 128, "result": {"frames_per_s": 5000.0, "frames_per_s_nvidia_units": 31_158.0},
-    })
-    assert row["nvidia_a100"] == 15_579 and row["vs_nvidia"] == 2.0
+    ours = {"frames_per_s": 5000.0, "frames_per_s_nvidia_units": 31_158.0, "median_step_seconds": 0.33}
+    row = benchmark_row("train-hifigan", hifigan, {"status": "ok", "batch": 128, "result": {"ours": ours}})
+    assert row["nvidia_a100"] == 15_579 and row["vs_nvidia"] == 2.0 and row["step_s"] == 0.33
     inference = next(v for v in plan.benchmark_variants("inference", plan.GPU) if v.name == "fp16 batch 1")
-    row = benchmark_row("inference", inference, {"status": "ok", "batch": 1, "result": {"total_ms": 9.5}})
+    result = {"medians": {"total_p50_ms": 9.5}}
+    row = benchmark_row("inference", inference, {"status": "ok", "batch": 1, "result": result})
     assert row["nvidia_a100"] == pytest.approx(19.0) and row["vs_nvidia"] == 2.0
 
 

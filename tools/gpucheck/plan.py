@@ -25,7 +25,8 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("environment", 15, "Environment", "GPU, driver, CUDA, cuDNN, NCCL, torch, Python, the image's packages, commit"),
+    Step("environment", 15, "Environment",
+         "GPU, driver, CUDA, cuDNN, NCCL, torch, Python, the image's packages, commit"),
     Step("kit", 40, "Kit", "the kit's wheels installed with pip --no-index --no-deps --target; pip check; imports"),
     Step("gpu-tests", 60, "GPU tests", "pytest -m gpu: AMP training steps, GradScaler overflow, TF32, torchrun + NCCL, "
          "lease-gpus, and the stages' CUDA tests"),

@@ -199,17 +199,16 @@ def benchmark_row(step: str, variant: Variant, result: dict) -> dict:
     if step == "train-hifigan":
         row.update(frames_per_s=_find(figures, "frames_per_s"),
                    nvidia_unit_frames_per_s=_find(figures, "frames_per_s_nvidia_units"),
-                   step_s=_find(figures, "step_s", "median_step_s"))
+                   step_s=_find(figures, "median_step_seconds"))
         ours = row["nvidia_unit_frames_per_s"]
     elif step == "train-fastpitch":
-        row.update(frames_per_s=_find(figures, "frames_per_s", "median_frames_per_s"),
-                   steps_per_s=_find(figures, "steps_per_s", "median_steps_per_s"))
+        row.update(frames_per_s=_find(figures, "median_frames_per_s"),
+                   steps_per_s=_find(figures, "median_steps_per_s"))
         ours = row["frames_per_s"]
     else:
-        row.update(fastpitch_ms=_find(figures, "fastpitch_ms", "fastpitch_p50_ms"),
-                   vocoder_ms=_find(figures, "vocoder_ms", "hifigan_ms", "vocoder_p50_ms"),
-                   total_ms=_find(figures, "total_ms", "latency_ms", "total_p50_ms"),
-                   rtf=_find(figures, "rtf", "x_real_time", "real_time_factor"))
+        medians = figures.get("medians", {})
+        row.update(fastpitch_ms=medians.get("fastpitch_p50_ms"), hifigan_ms=medians.get("hifigan_p50_ms"),
+                   total_ms=medians.get("total_p50_ms"), x_real_time=medians.get("total_x_real_time"))
         ours = row["total_ms"]
     if variant.nvidia is not None:
         figure = NVIDIA[variant.nvidia]
@@ -224,7 +223,7 @@ def benchmark_row(step: str, variant: Variant, result: dict) -> dict:
 def _find(figures: dict, *keys: str):
     """The first of ``keys`` found in ``figures`` or one level down (``{"median": {...}}`` layouts)."""
     for key in keys:
-        if key in figures:
+        if figures.get(key) is not None:
             return figures[key]
     for value in figures.values():
         if isinstance(value, dict):
