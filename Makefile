@@ -5,6 +5,13 @@
 #                       with apt-get and the browser extra when missing; minutes)
 #   make test-slurm     run the demo DAG through the Slurm profile on a local single-node Slurm
 #                       (tools/slurm-local installs Debian's Slurm as root; about 10-15 min)
+#   make gpu-kit        download the wheels the GPU machine lacks into .gpu-kit/ (tools/gpu-kit/download;
+#                       tools/gpu-kit/lock regenerates their lists) and print what would travel
+#   make gpu-rehearsal-env   install the GPU image's torch and packages plus the cp311 kit into
+#                       .gpu-rehearsal/ and check the project imports and runs there (tools/gpu-kit/rehearsal-env)
+#   make gpu-check      ON THE GPU MACHINE: the whole GPU run in one command, at most 8 minutes (tools/gpu-check;
+#                       the record and the demo's audio go to $OUT, else .gpu-check/out). See README, "On a GPU"
+#   make gpu-rehearsal  the same script end to end on this CPU, tiny sizes, in the rehearsal environment
 # On a CUDA machine, the same commands install PyPI's CUDA build of torch (see README.md).
 
 SHELL := /bin/bash
@@ -23,7 +30,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup demo unlock test test-browser test-slurm lint schema mlflow-ui clean-demo
+.PHONY: setup demo unlock test test-browser test-slurm lint schema mlflow-ui clean-demo gpu-kit gpu-rehearsal-env \
+	gpu-check gpu-rehearsal
 
 setup: $(STAMP)
 
@@ -66,3 +74,18 @@ schema: $(STAMP)
 
 mlflow-ui: $(STAMP)
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///results/mlflow.db --port 5000
+
+# Wheels for a GPU machine without network (see tools/gpu-kit/lock): they need PyPI, not the venv.
+gpu-kit:
+	tools/gpu-kit/download
+
+gpu-rehearsal-env: gpu-kit
+	tools/gpu-kit/rehearsal-env
+
+# Runs with the machine's python3 (the GPU image's torch), never the project's venv: nothing to set up
+# there but the kit, which travels in .gpu-kit/cp312.
+gpu-check:
+	python3 tools/gpu-check --kit .gpu-kit/cp312
+
+gpu-rehearsal: gpu-rehearsal-env
+	.gpu-rehearsal/venv/bin/python tools/gpu-check --rehearsal --kit .gpu-kit/cp311 --out .gpu-rehearsal/out
