@@ -140,3 +140,20 @@ def test_the_synthesizer_vocodes_through_the_prepared_copy_and_denoises():
         assert fast.audio.shape == exact.audio.shape == (exact.n_frames * AUDIO.hop_length,)
         assert fast.audio.dtype == np.float32
         assert snr_db(torch.from_numpy(exact.audio), torch.from_numpy(fast.audio)) > 40.0
+
+
+@needs_onednn
+@pytest.mark.parametrize("channels", [1, 4])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_fused_residual_adds_the_conv_for_any_channel_count(channels, in_place):
+    """``skip + conv(x)``; one channel is the case torch 2.11's oneDNN cannot fuse out of place."""
+    from tts_pipeline.models.hifigan.cpu_inference import _Conv
+
+    torch.manual_seed(0)
+    conv = torch.nn.Conv1d(channels, channels, 3, padding=2, dilation=2)
+    x, skip = torch.randn(2, channels, 50), torch.randn(2, channels, 50)
+    expected = skip + conv(x).detach()
+    fused = _Conv(conv, torch.float32)
+    as_2d = lambda t: t.unsqueeze(2).contiguous(memory_format=torch.channels_last)  # noqa: E731
+    out = fused.residual(as_2d(x), as_2d(skip.clone()), in_place=in_place)
+    torch.testing.assert_close(out.squeeze(2), expected, rtol=1e-5, atol=1e-5)

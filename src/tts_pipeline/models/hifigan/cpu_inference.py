@@ -96,6 +96,10 @@ class _Conv(nn.Module):
     def residual(self, x: torch.Tensor, skip: torch.Tensor, *, in_place: bool) -> torch.Tensor:
         """``skip + conv(x)``, written into ``skip`` when ``in_place`` (else a new tensor)."""
         ops = torch.ops.mkldnn
+        if not in_place and skip.shape[1] == 1:
+            # torch 2.11's oneDNN cannot build the fused addition's output for a single channel ("could
+            # not create a memory"; 2.13 can). Only tiny test generators have one: add separately.
+            return skip + self(x)
         args = (self.weight, self.bias, self.padding, self.stride, self.dilation, 1, "add", 1.0, None, [], None)
         if in_place:
             return ops._convolution_pointwise_(skip, x, *args)
