@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     out, work = (REPO / args.out).resolve(), (REPO / work).resolve()
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    mode = "rehearsal on the CPU (tiny sizes)" if args.rehearsal else "GPU"
+    mode = ("rehearsal on the CPU: tiny sizes, time limits x3" if args.rehearsal else "GPU")
     command = "tools/gpu-check " + shlex.join(argv if argv is not None else sys.argv[1:])
-    record = Record(out=out, mode=mode, command=command.strip())
+    record = Record(out=out, mode=mode, command=command.strip(), limit_scale=sizes.limit_scale)
     ctx = Context(record=record, sizes=sizes, python=sys.executable, kit=(REPO / args.kit).resolve(), work=work,
                   out=out)
     (out / "gpu-check.log").write_text(f"{command}\n")

@@ -141,7 +141,9 @@ class Variant:
     """One measurement of a benchmark step: a ``tts-pipeline`` command line and the batches to try.
 
     ``batches`` are tried in order until one fits in memory; ``flag`` names the option the batch goes to.
-    ``nvidia`` names the :data:`NVIDIA` figure the row is compared with, if any.
+    ``nvidia`` names the :data:`NVIDIA` figure the row is compared with, if any. ``gpu_only`` variants
+    are recorded as skipped in the rehearsal: ``torch.compile`` spends minutes per model compiling on a
+    CPU (its CPU path is tested by ``tests/unit/test_bench_variants.py``, marked slow), CUDA graphs need CUDA.
     """
 
     name: str
@@ -149,6 +151,7 @@ class Variant:
     batches: tuple[int, ...]
     flag: str
     nvidia: str | None = None
+    gpu_only: bool = False
 
 
 PRECISION_ARGS = {
@@ -175,7 +178,7 @@ def benchmark_variants(step: str, size: Sizes) -> tuple[Variant, ...]:
             Variant(f"{fast} + fused AdamW", (*base, *PRECISION_ARGS[fast], "--fused-adamw"), size.hifigan_batches,
                     "--batch", _nvidia("hifigan", fast)),
             Variant(f"{fast} + torch.compile", (*base, *PRECISION_ARGS[fast], "--compile"), size.hifigan_batches,
-                    "--batch", _nvidia("hifigan", fast)),
+                    "--batch", _nvidia("hifigan", fast), gpu_only=True),
         ]
         return tuple(rows)
     if step == "train-fastpitch":
@@ -185,7 +188,7 @@ def benchmark_variants(step: str, size: Sizes) -> tuple[Variant, ...]:
             for p in size.precisions
         ]
         rows.append(Variant(f"{fast} + torch.compile", (*base, *PRECISION_ARGS[fast], "--compile"),
-                            size.fastpitch_batches, "--batch", _nvidia("fastpitch", fast)))
+                            size.fastpitch_batches, "--batch", _nvidia("fastpitch", fast), gpu_only=True))
         return tuple(rows)
     if step == "inference":
         base = ("bench-inference", *size.inference_args, *device)
@@ -195,11 +198,10 @@ def benchmark_variants(step: str, size: Sizes) -> tuple[Variant, ...]:
             for b in size.inference_batches
             for p in size.precisions
         ]
-        if size.device == "cuda":
-            rows.append(Variant(f"{fast} batch 1 + CUDA graph", (*base, *PRECISION_ARGS[fast], "--cuda-graph"), (1,),
-                                "--batch-size", "inference_fp16_b1"))
+        rows.append(Variant(f"{fast} batch 1 + CUDA graph", (*base, *PRECISION_ARGS[fast], "--cuda-graph"), (1,),
+                            "--batch-size", "inference_fp16_b1" if fast == "fp16" else None, gpu_only=True))
         rows.append(Variant(f"{fast} batch 1 + torch.compile", (*base, *PRECISION_ARGS[fast], "--compile"), (1,),
-                            "--batch-size", "inference_fp16_b1" if fast == "fp16" else None))
+                            "--batch-size", "inference_fp16_b1" if fast == "fp16" else None, gpu_only=True))
         return tuple(rows)
     raise ValueError(f"no benchmark variants for step {step!r}")
 

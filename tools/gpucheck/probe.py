@@ -64,10 +64,10 @@ def image_packages() -> dict[str, object]:
         return {}
     installed, differs = {}, []
     for line in IMAGE_LIST.read_text().splitlines():
-        match = re.match(r"\s*([A-Za-z0-9_.\-]+)==([^\s#;]+)", line)
-        if not match:
+        match = re.match(r"\s*([A-Za-z0-9_.\-]+)==([^\s#;]+)\s*(?:;([^#]*))?", line)
+        if not match or (match.group(3) and not _marker_holds(match.group(3))):
             continue
-        name, pinned = match.groups()
+        name, pinned = match.group(1), match.group(2)
         try:
             version = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -76,6 +76,15 @@ def image_packages() -> dict[str, object]:
         if version.split("+")[0] != pinned:
             differs.append(f"{name}: {version} here, {pinned} in {IMAGE_LIST}")
     return {"image_packages": installed, "image_list_differs": differs}
+
+
+def _marker_holds(marker: str) -> bool:
+    """Whether an environment marker (``python_version >= "3.12"``) holds for this Python."""
+    try:
+        from packaging.markers import Marker
+    except ImportError:  # the image has packaging; a bare venv has pip's copy
+        from pip._vendor.packaging.markers import Marker
+    return Marker(marker.strip()).evaluate()
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ class StepRecord:
     """What one step did: status, seconds, table rows and free-text notes."""
 
     step: Step
+    limit_scale: float = 1.0
     status: str = "skipped"
     seconds: float = 0.0
     rows: list[Row] = field(default_factory=list)
@@ -34,7 +35,7 @@ class StepRecord:
             "title": self.step.title,
             "status": self.status,
             "seconds": round(self.seconds, 1),
-            "limit_s": self.step.limit_s,
+            "limit_s": round(self.step.limit_s * self.limit_scale),
             "rows": self.rows,
             "notes": self.notes,
         }
@@ -47,13 +48,14 @@ class Record:
     out: Path
     mode: str
     command: str
+    limit_scale: float = 1.0
     started: float = field(default_factory=time.time)
     commit: str = "unknown"
     device: str = "unknown"
     steps: dict[str, StepRecord] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.steps = {step.name: StepRecord(step) for step in STEPS}
+        self.steps = {step.name: StepRecord(step, self.limit_scale) for step in STEPS}
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,7 +66,7 @@ class Record:
             "wall_s": round(time.time() - self.started, 1),
             "commit": self.commit,
             "device": self.device,
-            "total_limit_s": TOTAL_LIMIT_S,
+            "total_limit_s": round(TOTAL_LIMIT_S * self.limit_scale),
             "nvidia": {key: vars(figure) for key, figure in NVIDIA.items()},
             "steps": [entry.as_json() for entry in self.steps.values()],
         }
