@@ -20,6 +20,7 @@ newer it lets float32 matrix products and convolutions run on tensor cores with 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import logging
@@ -158,6 +159,12 @@ def allow_tf32(enabled: bool) -> tuple[bool, bool]:
     torch.backends.cuda.matmul.allow_tf32 = enabled
     torch.backends.cudnn.allow_tf32 = enabled
     return previous
+
+
+def add_tf32_argument(parser: argparse.ArgumentParser) -> None:
+    """The benchmark commands' ``--tf32 {on,off}`` (default off: strict float32 when ``--amp off``)."""
+    help_text = "TF32 float32 matmul and convolutions on CUDA (default off)"
+    parser.add_argument("--tf32", choices=("on", "off"), default="off", help=help_text)
 
 
 @contextlib.contextmanager

@@ -81,7 +81,7 @@ SHAPES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tts_pipeline.precision import AMP_SETTINGS
+    from tts_pipeline.precision import AMP_SETTINGS, add_tf32_argument
 
     parser.add_argument(
         "--preset", choices=PRESETS, default="demo",
@@ -100,12 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic batches")
     parser.add_argument("--json", type=Path, help="also write every run's figures here")
     parser.add_argument("--amp", choices=AMP_SETTINGS, help="precision of the step (default: the fastpitch section's)")
-    parser.add_argument(
-        "--tf32",
-        choices=("on", "off"),
-        default="off",
-        help="TF32 float32 matmul and convolutions on CUDA (default off)",
-    )
+    add_tf32_argument(parser)
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (dynamic=True)")
 
 

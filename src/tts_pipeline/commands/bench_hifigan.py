@@ -47,7 +47,7 @@ sides per round stay under a minute on two CPU cores)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tts_pipeline.precision import AMP_SETTINGS
+    from tts_pipeline.precision import AMP_SETTINGS, add_tf32_argument
 
     parser.add_argument("--config", type=Path, help="pipeline YAML (hifigan and audio sections); default: defaults")
     parser.add_argument("--preset", choices=("v1", "v2", "v3"), help="jik876 generator size instead of the config's")
@@ -69,12 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument(
-        "--tf32",
-        choices=("on", "off"),
-        default="off",
-        help="TF32 float32 matmul and convolutions on CUDA (default off)",
-    )
+    add_tf32_argument(parser)
     parser.add_argument("--fused-adamw", action="store_true", help="both AdamW with fused=True")
     parser.add_argument("--compile", action="store_true", help="torch.compile the generator, MPD and MSD")
 

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tts_pipeline.config import BenchmarkConfig
+    from tts_pipeline.precision import add_tf32_argument
 
     parser.add_argument("--fastpitch", type=Path, help="FastPitch model.pt (default: full-size random weights)")
     parser.add_argument("--hifigan", type=Path, help="HiFi-GAN model.pt (default: v1, random weights)")
@@ -89,12 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hifigan-frames", type=int, default=500, help="mel frames HiFi-GAN vocodes with --nvidia-root (default 500)"
     )
-    parser.add_argument(
-        "--tf32",
-        choices=("on", "off"),
-        default="off",
-        help="TF32 float32 matmul and convolutions on CUDA (default off)",
-    )
+    add_tf32_argument(parser)
     parser.add_argument("--cuda-graph", action="store_true", help="replay HiFi-GAN from a CUDA graph (CUDA only)")
     parser.add_argument(
         "--compile", action="store_true", help="torch.compile HiFi-GAN (reduce-overhead) and FastPitch (dynamic)"
