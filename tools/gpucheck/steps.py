@@ -280,6 +280,11 @@ def experiment_dir(overlays: list[str]) -> Path:
     return REPO / config.get("results_dir", "results") / config["experiment"]
 
 
+TRAINING_OUTPUTS = {"train_aligner": "aligner", "train_hifigan": "hifigan", "train_fastpitch": "fastpitch",
+                    "finetune_hifigan": "hifigan_finetuned"}
+"""The output folder (under ``R/``) of each training job, where its ``metrics.json`` lies."""
+
+
 def stage_rows(experiment: Path) -> list[dict]:
     """Per job: wall time (Snakemake's benchmark file) and, for the training stages, their final figures."""
     rows = []
@@ -287,7 +292,7 @@ def stage_rows(experiment: Path) -> list[dict]:
         header, values = tsv.read_text().splitlines()[:2]
         seconds = float(dict(zip(header.split("\t"), values.split("\t"), strict=False))["s"])
         row = {"job": tsv.stem, "wall_s": seconds}
-        metrics_path = experiment / tsv.stem.removeprefix("train_") / "metrics.json"
+        metrics_path = experiment / TRAINING_OUTPUTS.get(tsv.stem, tsv.stem) / "metrics.json"
         if metrics_path.exists():
             metrics = json.loads(metrics_path.read_text())
             for key in ("device", "amp", "step", "frames_per_s", "val_loss_mel", "val_loss"):
