@@ -70,7 +70,9 @@ PROBE = textwrap.dedent(
         dist.barrier(**({"device_ids": [context.device.index]} if cuda else {}))
         report["own_group"] = {"backend": dist.get_backend(), "sum": value.item()}
         dist.destroy_process_group()
-    print("PROBE " + json.dumps(report), flush=True)
+    # A file per rank: torchrun interleaves its workers' stdout, so lines of two ranks can run together.
+    with open(f"{sys.argv[2]}/report-{report['rank']}.json", "w") as sink:
+        json.dump(report, sink)
     """
 )
 
@@ -79,11 +81,12 @@ def torchrun(script: Path, processes: int, gpus: int) -> list[dict[str, object]]
     """Run ``script`` under ``torchrun --standalone`` with ``processes`` processes; their reports, by rank."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
     result = subprocess.run(
-        [*command, str(script), str(gpus)], env=child_env(), capture_output=True, text=True, timeout=90
+        [*command, str(script), str(gpus), str(script.parent)], env=child_env(), capture_output=True, text=True,
+        timeout=90,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    lines = [line.removeprefix("PROBE ") for line in result.stdout.splitlines() if line.startswith("PROBE ")]
-    return sorted((json.loads(line) for line in lines), key=lambda report: report["rank"])
+    reports = [json.loads(path.read_text()) for path in script.parent.glob("report-*.json")]
+    return sorted(reports, key=lambda report: report["rank"])
 
 
 @pytest.mark.parametrize(
