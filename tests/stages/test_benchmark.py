@@ -17,6 +17,7 @@ import torch
 from tts_pipeline import tracking
 from tts_pipeline.audio import MelSpectrogram
 from tts_pipeline.benchmark import reference
+from tts_pipeline.benchmark.document import headline_metrics
 from tts_pipeline.benchmark.inference import plan_precisions
 from tts_pipeline.config import BenchmarkConfig, DemoCorpusConfig, InferenceConfig, PitchConfig, TextConfig
 from tts_pipeline.data.espeak import SynthRequest, VoiceSettings, synthesize_in_fresh_process
@@ -45,10 +46,14 @@ def one_thread():
 
 
 def tone(seconds: float, f0: float, seed: int) -> np.ndarray:
-    """A voiced-sounding clip: a few harmonics of ``f0`` with a little noise, float32 in [-1, 1]."""
+    """A voiced-sounding clip: a few harmonics of ``f0`` with a little noise, float32 in [-1, 1], with
+    0.1 s of digital silence at each end (pauses, as a corpus recording has)."""
     t = np.arange(int(seconds * AUDIO.sampling_rate)) / AUDIO.sampling_rate
     wave = sum(0.2 / k * np.sin(2 * np.pi * k * f0 * t) for k in range(1, 6))
-    return (wave + 0.01 * np.random.default_rng(seed).standard_normal(t.size)).astype(np.float32)
+    wave = wave + 0.01 * np.random.default_rng(seed).standard_normal(t.size)
+    edge = int(0.1 * AUDIO.sampling_rate)
+    wave[:edge] = wave[-edge:] = 0.0
+    return wave.astype(np.float32)
 
 
 @pytest.fixture
@@ -205,6 +210,28 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     assert set(example["wavs"]) == {"recordings", "griffin_lim_ground_truth", "hifigan_fine_tuned_ground_truth", "tts"}
     assert all(Path(path).is_file() for path in example["wavs"].values())
 
+    # The pause table: every row of the intelligibility table, measured in the pauses of its mel.
+    pauses = report["quality"]["pauses"]
+    assert pauses["utterance_ids"] == list(VAL_IDS) and [row["name"] for row in pauses["rows"]] == names
+    rows = {row["name"]: row for row in pauses["rows"]}
+    for name in ("recordings", "griffin_lim_ground_truth", "hifigan_base_ground_truth",
+                 "hifigan_fine_tuned_ground_truth"):  # fmt: skip
+        row = rows[name]  # the recordings' 0.1 s of silence at each end: pauses in every ground-truth mel
+        assert row["measured"] == 3 and set(row["per_utterance"]) == set(VAL_IDS), name
+        assert row["pause_level_db_q1"] <= row["pause_level_db"] <= row["pause_level_db_q3"], name
+    assert rows["recordings"]["pause_level_db"] < -60 and rows["recordings"]["flag"] is None  # digital silence
+    assert rows["griffin_lim_ground_truth"]["pause_level_db"] < -40  # a silent mel inverts to near silence
+    for row in rows.values():
+        assert math.isfinite(row["noise_floor_db"]) and row["utterances"] == 3
+        assert row["reference"] == (row["name"] in ("recordings", "griffin_lim_ground_truth", "griffin_lim_fastpitch"))
+    product = pauses["product"]
+    assert product["wavs"] == 2 and set(product["per_wav"]) == set(SENTENCES)
+    assert product["noise_floor_db"] < -60 and product["flag"] is None  # eSpeak's WAVs: silence around speech
+    assert pauses["limits"] == {"pause_level_db": -35.0, "noise_floor_db": -45.0}
+    metrics = headline_metrics(report)  # what the tracker gets
+    assert metrics["pause_level_db_recordings"] == rows["recordings"]["pause_level_db"]
+    assert metrics["noise_floor_db_synthesized"] == product["noise_floor_db"]
+
     training = report["training"]["rows"]
     assert [row["stage"] for row in training] == ["train_hifigan", "finetune_hifigan"]
     assert training[0]["frames_per_s"] == 1234.5 and training[0]["world_size"] == 1
@@ -215,12 +242,15 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     assert report["settings"]["inference_precision"]["amp"] == "auto"
     assert "What `synthesize` runs (inference.amp = auto): " in markdown
     for heading in ("## Inference speed", "NVIDIA's published figures", "### Vocoder mel L1", "### Faster precisions",
-                    "### Synthesised sentences", "### Intelligibility", "## Training throughput"):  # fmt: skip
+                    "### Synthesised sentences", "### Intelligibility", "### Pauses and noise floor",
+                    "## Training throughput"):  # fmt: skip
         assert heading in markdown, heading
     header = "| Batch size | Precision | Avg latency (s) | p90 latency (s) | p95 latency (s) | p99 latency"
     assert header in re.sub(" +", " ", markdown)
     assert "- fp16: fp16 autocast is CUDA-only here" in markdown
     assert "this run (" in markdown and "| same " in markdown and "| mean of 2 " in markdown
+    assert "| Recordings (the corpus) " in markdown and "| Synthesised WAVs (`synthesize`, 2 phrases" in markdown
+    assert markdown.index("### Intelligibility") < markdown.index("### Pauses") < markdown.index("## Training")
     written = {name: (root / "benchmark" / name).stat().st_mtime_ns for name in ("report.json", "report.md")}
     assert written["report.md"] >= written["report.json"]
 
@@ -249,6 +279,11 @@ def test_recordings_are_the_reference_for_sentences_named_by_validation_id(root)
     assert math.isfinite(sentences["rows"][0]["mcd_db"]) and sentences["rows"][0]["reference_seconds"] == 0.5
     assert sentences["skipped"] == [{"name": "other", "reason": reference.NOT_A_VALIDATION_ID}]
     assert report["training"]["rows"] == []
+    # Without the intelligibility table, the pause table holds the synthesised WAVs' noise floor alone.
+    pauses = report["quality"]["pauses"]
+    assert pauses["rows"] == [] and set(pauses["product"]["per_wav"]) == {VAL_IDS[0], "other"}
+    assert math.isfinite(pauses["product"]["noise_floor_db"])
+    assert "| Synthesised WAVs (`synthesize`, 2 phrases" in (root / "benchmark" / "report.md").read_text()
 
 
 def test_bad_inputs_are_reported(root):

@@ -9,6 +9,7 @@ Modules: ``timing`` (Timer, LatencySamples), ``runner`` (benchmark, CallResult, 
 What the ``benchmark`` stage and ``bench-inference`` build on them: ``inference`` (precision plan, timing
 a synthesizer, the speed sweep), ``vocoder`` (vocoders' mel L1 against ground-truth mels),
 ``reference`` (eSpeak NG or recorded references for synthesised sentences), ``training`` (training
-throughput from ``metrics.json``), ``document`` (``report.md`` from the report's dict) and
-``random_models`` (full-size random-weight models for speed alone).
+throughput from ``metrics.json``), ``listening`` (the intelligibility table) with ``pauses`` (how quiet
+each row's pauses are, and the synthesised WAVs' noise floor), ``document`` (``report.md`` from the
+report's dict) and ``random_models`` (full-size random-weight models for speed alone).
 """

@@ -71,6 +71,17 @@ INTELLIGIBILITY_COLUMNS: tuple[Column, ...] = (
 )
 """One row per kind of audio; sentence accuracy = clips whose words were all recognised, in order."""
 
+PAUSE_COLUMNS: tuple[Column, ...] = (
+    Column("Audio", "description"),
+    Column("Pause level (dB re speech, median)", "pause_level_db", ".1f"),
+    Column("Q1", "pause_level_db_q1", ".1f"),
+    Column("Q3", "pause_level_db_q3", ".1f"),
+    Column("Sentences with a pause", "measured"),
+    Column("Noise floor (dB, median)", "noise_floor_db", ".1f"),
+    Column("Flag", "flag"),
+)
+"""One row per kind of audio (:mod:`tts_pipeline.benchmark.pauses`), then the synthesised WAVs' floor."""
+
 TRAINING_COLUMNS: tuple[Column, ...] = (
     Column("Stage", "stage"),
     Column("Mel frames/s", "frames_per_s", ",.0f"),
@@ -174,6 +185,9 @@ def _quality_section(report: Mapping[str, Any]) -> list[str]:
     intelligibility = quality.get("intelligibility")
     if intelligibility:
         lines += intelligibility_markdown(intelligibility)
+    pauses = quality.get("pauses")
+    if pauses and (pauses["rows"] or pauses["product"]):
+        lines += pauses_markdown(pauses)
     return lines
 
 
@@ -214,6 +228,37 @@ def intelligibility_markdown(section: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def pauses_markdown(section: Mapping[str, Any]) -> list[str]:
+    """The pause table (``report.json``'s ``quality.pauses``) as Markdown lines, the flags in words first;
+    the caption states the definitions and the limits."""
+    limits = section["limits"]
+    lines = ["### Pauses and noise floor: is there a sound where the speech stops?", ""]
+    findings = section["findings"] or [
+        f"No vocoder row's pauses are above {limits['pause_level_db']:g} dB, and no synthesised WAV's noise floor "
+        f"is above {limits['noise_floor_db']:g} dB."
+    ]
+    lines += [f"- **{finding}**" for finding in findings]
+    lines.append("")
+    table = [{**row, "measured": f"{row['measured']} of {row['utterances']}"} for row in section["rows"]]
+    product = section["product"]
+    if product is not None:
+        # No pause level (these WAVs have no mel beside them): the other cells stay empty.
+        table.append({
+            **dict.fromkeys(column.key for column in PAUSE_COLUMNS),
+            "description": f"Synthesised WAVs (`synthesize`, {product['wavs']} phrases: what a user gets)",
+            "noise_floor_db": product["noise_floor_db"],
+            "flag": product["flag"],
+        })  # fmt: skip
+    lines += [
+        render_table(table, PAUSE_COLUMNS),
+        f"{section['definition']} Quiet enough: pauses at most {limits['pause_level_db']:g} dB (median over the "
+        f"sentences) for copy synthesis and full TTS; the synthesised WAVs' noise floor at most "
+        f"{limits['noise_floor_db']:g} dB. The recordings and Griffin-Lim rows are reference points, never flagged.",
+        "",
+    ]
+    return lines
+
+
 def _training_section(report: Mapping[str, Any]) -> list[str]:
     training = report["training"]
     lines = ["## Training throughput", ""]
@@ -232,7 +277,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     ``denoising_strength``), ``speed`` (``rows``, ``skipped_precisions``), ``nvidia.published``,
     ``quality`` (``vocoder_mel_l1`` with ``rows`` and ``target``; ``precision`` with ``rows`` and
     ``note``; ``synthesized`` with ``reference``,
-    ``description``, ``rows``, ``average``, ``skipped``) and ``training`` (``rows``, ``units``).
+    ``description``, ``rows``, ``average``, ``skipped``; optionally ``intelligibility`` and ``pauses``,
+    :func:`pauses_markdown`) and ``training`` (``rows``, ``units``).
     """
     env = report["environment"]
     header = [
@@ -248,7 +294,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
 
 
 def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
-    """Flat figures for the tracker: per speed row, the vocoders' mel L1 and the sentence means."""
+    """Flat figures for the tracker: per speed row, the vocoders' mel L1, the intelligibility and pause
+    tables' figures per row and the sentence means."""
     metrics: dict[str, float] = {}
     for row in report["speed"]["rows"]:
         prefix = f"b{row['batch_size']}_{row['precision']}"
@@ -273,6 +320,12 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
         for decode in ("closed", "open"):
             for key in ("sentence_accuracy", "wer", "cer"):
                 metrics[f"asr_{decode}_{key}_{row['name']}"] = row[decode][key]
+    pauses = report["quality"].get("pauses") or {}
+    for row in pauses.get("rows", []):
+        metrics[f"pause_level_db_{row['name']}"] = row["pause_level_db"]
+        metrics[f"noise_floor_db_{row['name']}"] = row["noise_floor_db"]
+    if pauses.get("product"):
+        metrics["noise_floor_db_synthesized"] = pauses["product"]["noise_floor_db"]
     average = (report["quality"].get("synthesized") or {}).get("average") or {}
     for key in ("mcd_db", "f0_rmse_hz", "f0_rmse_cents", "voicing_error", "duration_ratio", "total_duration_ratio"):
         if average.get(key) is not None:

@@ -21,6 +21,10 @@ The rows, from the upper reference point to what a user gets:
 
 A neural row below its Griffin-Lim row on the same mels means the vocoder loses what the mels carry;
 a row far below the recordings in the closed set is not speech (:func:`intelligibility.findings`).
+
+The same audio gives the pause table (:mod:`tts_pipeline.benchmark.pauses`): each row's level in the
+pauses of the mel it speaks, relative to its speech, and its noise floor; a vocoder row whose pauses are
+not quiet is flagged, the recordings and Griffin-Lim rows are its reference points.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
-from tts_pipeline.benchmark import waveglow_rows
+from tts_pipeline.benchmark import pauses, waveglow_rows
 from tts_pipeline.benchmark.intelligibility import (
     Clip,
     Recognizer,
@@ -70,6 +74,9 @@ def row_description(name: str) -> str:
     return TTS_DESCRIPTION.format(precision=name.removeprefix("tts_"))
 
 
+REFERENCE_ROWS = ("recordings", "griffin_lim_ground_truth", "griffin_lim_fastpitch")
+"""The rows no vocoder under test made: the pause table shows them for comparison and flags none of them."""
+
 FIGURE_ROWS = (
     "recordings",
     "griffin_lim_ground_truth",
@@ -94,11 +101,28 @@ class Utterance:
 
 @dataclass
 class ListeningResult:
-    """What the listening test produced: the report section and the files it wrote."""
+    """What the listening test produced: the report section, the pause table's rows
+    (:func:`tts_pipeline.benchmark.pauses.rows_of`) and the files it wrote."""
 
     section: dict[str, Any]
+    pauses: list[dict[str, Any]]
     figures: list[Path]
     wavs: list[Path]
+
+
+@dataclass
+class RowAudio:
+    """Every row's audio and the mels it speaks, by row name, per utterance in order.
+
+    Attributes:
+        audio: Float ``(N,)`` waveforms.
+        mels: The ``(n_mels, T)`` log-mels they speak, ``T == N // hop``: the ground-truth mels for the
+            recordings (their own mels), Griffin-Lim and copy synthesis; FastPitch's mels for
+            Griffin-Lim on FastPitch mels and each full-TTS row.
+    """
+
+    audio: dict[str, list[np.ndarray]]
+    mels: dict[str, list[np.ndarray]]
 
 
 def row_audio(
@@ -106,8 +130,8 @@ def row_audio(
     audio_cfg: AudioConfig,
     tts: dict[str, Synthesizer],
     vocoders: dict[str, Synthesizer],
-) -> dict[str, list[np.ndarray]]:
-    """Float ``(N,)`` audio of every row (:data:`ROW_DESCRIPTIONS`) for every utterance, in order.
+) -> RowAudio:
+    """The audio of every row (:data:`ROW_DESCRIPTIONS`) for every utterance, and the mels it speaks.
 
     Args:
         tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options, by row:
@@ -126,14 +150,15 @@ def row_audio(
             audio[f"hifigan_{name}_ground_truth"] = [u.audio for u in vocoders[name].vocode(mels)]
     if waveglow_rows.VOCODER_NAME in vocoders:
         audio[waveglow_rows.GROUND_TRUTH_ROW] = [u.audio for u in vocoders[waveglow_rows.VOCODER_NAME].vocode(mels)]
+    row_mels = dict.fromkeys(audio, mels)
     texts = [u.text for u in utterances]
-    spoken = tts["tts"].synthesize(texts)
-    audio["griffin_lim_fastpitch"] = [griffin_lim(u.mel, audio_cfg) for u in spoken]
-    audio["tts"] = [u.audio for u in spoken]
-    for name, synth in tts.items():
-        if name != "tts":
-            audio[name] = [u.audio for u in synth.synthesize(texts)]
-    return audio
+    spoken = {name: synth.synthesize(texts) for name, synth in tts.items()}
+    audio["griffin_lim_fastpitch"] = [griffin_lim(u.mel, audio_cfg) for u in spoken["tts"]]
+    row_mels["griffin_lim_fastpitch"] = [u.mel for u in spoken["tts"]]
+    for name, said in spoken.items():
+        audio[name] = [u.audio for u in said]
+        row_mels[name] = [u.mel for u in said]
+    return RowAudio(audio, row_mels)
 
 
 def listening_test(
@@ -156,7 +181,8 @@ def listening_test(
     from tts_pipeline.inference.postprocess import write_wav
     from tts_pipeline.plots import save_figure, spectrogram_panels
 
-    audio = row_audio(utterances, audio_cfg, tts, vocoders)
+    rows_audio = row_audio(utterances, audio_cfg, tts, vocoders)
+    audio = rows_audio.audio
     # The words as the text front end spells them out ("2" -> "two"): what a listener should hear.
     encoder = tts["tts"].text_encoder
     assert encoder is not None, "listening_test needs a synthesizer with FastPitch"
@@ -210,4 +236,7 @@ def listening_test(
         "findings": findings(rows),
         "examples": examples,
     }
-    return ListeningResult(section=section, figures=figures, wavs=wavs)
+    pause_rows = pauses.rows_of(
+        [u.id for u in utterances], audio, rows_audio.mels, row_description, REFERENCE_ROWS, audio_cfg
+    )
+    return ListeningResult(section=section, pauses=pause_rows, figures=figures, wavs=wavs)

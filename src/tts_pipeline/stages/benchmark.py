@@ -22,7 +22,10 @@ MCD-DTW, F0 RMSE, voicing error and duration ratio per sentence and averaged. (c
 precision costs against fp32 on the same validation utterances: vocoder waveform SNR, mel L1, and
 FastPitch's mels (:mod:`tts_pipeline.benchmark.precision_quality`); the intelligibility table gets a
 full-TTS row per precision. The precision ``inference.amp`` resolves to (what ``synthesize`` runs) is
-recorded in the settings.
+recorded in the settings. (d) How quiet the pauses are (:mod:`tts_pipeline.benchmark.pauses`): per row of
+the intelligibility table, the level in the pauses relative to the speech (median and quartiles over its
+utterances) and the noise floor, a vocoder row with loud pauses flagged; and the noise floor of the WAVs of
+``--inference-manifest`` (what a user gets). It reuses the audio the benchmark makes anyway.
 
 Training. The throughput each training stage reported, from ``--metrics name=path`` files
 (:mod:`tts_pipeline.benchmark.training`; units in the report).
@@ -72,7 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fastpitch-mels-dir", type=Path, default=None, help="teacher-forced FastPitch mels <id>.npy (optional)"
     )
     parser.add_argument(
-        "--inference-manifest", type=Path, default=None, help="R/inference/manifest.jsonl (unless --reference none)"
+        "--inference-manifest",
+        type=Path,
+        default=None,
+        help="R/inference/manifest.jsonl: its WAVs' noise floor, and the sentences --reference compares "
+        "(needed unless --reference none)",
     )
     parser.add_argument(
         "--reference",
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.benchmark.environment import environment
     from tts_pipeline.benchmark.inference import plan_precisions, speed_rows, tf32_flags
     from tts_pipeline.benchmark.nvidia import PUBLISHED
+    from tts_pipeline.benchmark.pauses import pause_section
     from tts_pipeline.benchmark.precision_quality import PRECISION_NOTE, precision_quality
     from tts_pipeline.benchmark.reference import sentence_quality
     from tts_pipeline.benchmark.report import LATENCY_NOTES, json_ready
@@ -208,6 +216,7 @@ def run(args: argparse.Namespace) -> None:
                 main.text_encoder.clean if main.text_encoder is not None else None, audio, pitch,
             ),
         }  # fmt: skip
+        pause_rows, pause_ids = [], []
         if cfg.intelligibility_clips > 0:
             tts_options = SynthesisOptions.from_config(inference_cfg)
             tts = {"tts": models_in("off", tts_options)}
@@ -216,10 +225,15 @@ def run(args: argparse.Namespace) -> None:
                 tts["tts_waveglow"] = with_waveglow("off", tts_options)
             listening = _listening(args, cfg, audio, tts, {name: synth for name, (_, synth) in vocoders.items()})
             quality["intelligibility"] = listening.section
+            pause_rows, pause_ids = listening.pauses, listening.section["utterance_ids"]
             for path in listening.figures:
                 run_log.log_artifact(path, "figures")
             for path in listening.wavs:
                 run_log.log_artifact(path, "audio")
+        product = _product_floor(args.inference_manifest, audio) if args.inference_manifest is not None else None
+        quality["pauses"] = pause_section(pause_rows, product, pause_ids)
+        for finding in quality["pauses"]["findings"]:
+            log.warning("benchmark: %s", finding)
         rows = speed_rows(
             synthesizer_for, plan, tokens, cfg.batch_sizes, warmup=cfg.warmup, repeats=cfg.repeats, on_row=_log_row
         )
@@ -300,6 +314,17 @@ def _copy_synthesizers(
         vocoders["base"] = (args.hifigan_base, base)
     vocoders["fine_tuned"] = (args.hifigan, Synthesizer(main.vocoder, audio, options, device=device))
     return vocoders
+
+
+def _product_floor(manifest: Path, audio: AudioConfig) -> dict[str, Any]:
+    """The noise floor of the ``synthesize`` stage's WAVs listed in ``manifest`` (what a user gets)."""
+    from tts_pipeline.audio import load_wav
+    from tts_pipeline.benchmark.pauses import product_floor
+    from tts_pipeline.benchmark.reference import read_inference_manifest
+
+    sentences = read_inference_manifest(manifest)
+    clips = [load_wav(sentence.wav, audio.sampling_rate, audio.max_wav_value) for sentence in sentences]
+    return product_floor([sentence.name for sentence in sentences], clips, audio)
 
 
 def _listening(
