@@ -10,14 +10,19 @@ Adding a stage: one :class:`Stage` row here, its module in ``tts_pipeline/stages
 ``params.section`` is ``pipeline.params("<rule>")`` and, when the row names a GPU key,
 ``resources: gpu=pipeline.gpus("<rule>")``.
 
-This module holds data only and imports nothing of the package, and the stages' code hashes leave it
-out (see ``wiring.code_hash``): what a stage reads already reaches its rule through ``params``, so a
-new row reruns nothing else.
+This module holds the table and :func:`stage_params`, the slice of a config a row reads, and imports
+nothing of the package. The stages' code hashes leave it out (see ``wiring.code_hash``): what a stage
+reads already reaches its rule through ``params``, so a new row reruns nothing else.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)
@@ -166,3 +171,26 @@ def old_command_names() -> dict[str, str]:
     """Underscored command names of earlier releases (``train_hifigan``) -> today's (``train-hifigan``);
     accepted as aliases so existing scripts keep working."""
     return {row.command.replace("-", "_"): row.command for row in STAGES if "-" in row.command}
+
+
+def lookup(config: BaseModel, dotted: str) -> Any:
+    """The value of a dotted key (``"audio.sampling_rate"``) or section (``"data"``) of a pipeline
+    config, sections as JSON-ready dicts."""
+    value: Any = config
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+
+def stage_params(config: BaseModel, rule: str) -> str:
+    """Compact, key-sorted JSON of the config a stage reads: ``{"data": {...}, "audio.sampling_rate": 22050}``.
+
+    ``config`` is a :class:`tts_pipeline.config.PipelineConfig` (the config sits above this table);
+    the workflow passes the result as the rule's ``--section``.
+    """
+    row = stage(rule)
+    payload = {name: lookup(config, name) for name in row.reads}
+    for dotted in row.excludes:
+        section, key = dotted.rsplit(".", 1)
+        payload[section].pop(key)
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,38 +19,15 @@ from typing import Any
 
 from tts_pipeline import stage_table
 from tts_pipeline.config import PipelineConfig, check_folders, parse_config
-from tts_pipeline.features.layout import FeatureLayout
-from tts_pipeline.stages.common import LOG_EVERY_ENV, LOG_MODELS_ENV
+from tts_pipeline.data.feature_layout import FeatureLayout
 
 PACKAGE = "tts_pipeline"
 
 # Modules left out of every code hash: the stage table and this module are wiring, and what they hand
 # a stage (its config slice, its paths) reaches its rule through ``params`` and files that Snakemake
 # tracks itself; hashing them would rerun every stage when a row or a path helper is added. (Stages
-# import this module only to cut their slice from ``--config`` when run by hand.)
+# import the stage table to check their ``--section`` and, run by hand, to cut it from ``--config``.)
 UNHASHED_MODULES = frozenset({f"{PACKAGE}.stage_table", f"{PACKAGE}.wiring"})
-
-# --------------------------------------------------------------------------------------------------
-# config slices
-# --------------------------------------------------------------------------------------------------
-
-
-def _lookup(config: PipelineConfig, dotted: str) -> Any:
-    value: Any = config
-    for part in dotted.split("."):
-        value = getattr(value, part)
-    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-
-
-def stage_params(config: PipelineConfig, stage: str) -> str:
-    """Compact, key-sorted JSON of the config a stage reads: ``{"data": {...}, "audio.sampling_rate": 22050}``."""
-    row = stage_table.stage(stage)
-    payload = {name: _lookup(config, name) for name in row.reads}
-    for dotted in row.excludes:
-        section, key = dotted.rsplit(".", 1)
-        payload[section].pop(key)
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
-
 
 # --------------------------------------------------------------------------------------------------
 # code hashes
@@ -355,7 +331,7 @@ class Pipeline:
         return lambda wildcards, input: [f"{name}={input[name]}" for name in self.training_metrics()]
 
     def params(self, stage: str) -> str:
-        return stage_params(self.config, stage)
+        return stage_table.stage_params(self.config, stage)
 
     def code(self, stage: str) -> str:
         return code_hash(stage)
@@ -468,7 +444,7 @@ class Pipeline:
     def gpus(self, stage: str) -> int:
         """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""
         key = stage_table.stage(stage).gpus
-        return 0 if key is None else int(_lookup(self.config, key))
+        return 0 if key is None else int(stage_table.lookup(self.config, key))
 
     # tracking hooks: the parent run lives as long as one `snakemake` invocation
     def export_tracking_env(self) -> None:
@@ -479,8 +455,8 @@ class Pipeline:
         if not settings.enabled:
             os.environ.pop(tracking.ENV_PARENT_RUN_ID, None)
         os.environ.update(settings.to_env())
-        os.environ[LOG_EVERY_ENV] = str(self.config.tracking.log_every_n_steps)
-        os.environ[LOG_MODELS_ENV] = "1" if self.config.tracking.log_models else "0"
+        os.environ[tracking.ENV_LOG_EVERY_N_STEPS] = str(self.config.tracking.log_every_n_steps)
+        os.environ[tracking.ENV_LOG_MODELS] = "1" if self.config.tracking.log_models else "0"
 
     def open_parent_run(self) -> None:
         from tts_pipeline import tracking

@@ -16,7 +16,7 @@ import yaml
 
 from tts_pipeline.cli import main
 from tts_pipeline.config import parse_config
-from tts_pipeline.wiring import stage_params
+from tts_pipeline.stage_table import stage_params
 
 from ..conftest import REPO
 

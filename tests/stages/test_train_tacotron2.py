@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from tts_pipeline.config import AudioConfig, Tacotron2SectionConfig
+from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.data.splits import SPLIT_NAMES
 from tts_pipeline.features.durations_from_tacotron2 import durations_from_alignment
-from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.files import save_npy, write_json, write_jsonl
 from tts_pipeline.models.tacotron2 import load_tacotron2, save_tacotron2
 from tts_pipeline.stages import durations as durations_stage

@@ -8,8 +8,8 @@ import torch
 from scipy.stats import betabinom
 from torch.nn import functional as F
 
+from tts_pipeline.alignment import mas_durations
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.mas import mas_durations
 from tts_pipeline.models.aligner import Aligner, AlignerOutput
 from tts_pipeline.models.aligner.data import AlignerCollate, AlignerDataset, LengthBucketBatchSampler
 from tts_pipeline.models.aligner.loss import (

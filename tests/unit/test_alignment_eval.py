@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.data.textgrid import Interval, write_textgrid
 from tts_pipeline.features.alignment_eval import (
     DurationSource,
@@ -17,7 +18,6 @@ from tts_pipeline.features.alignment_eval import (
     word_spans_from_symbols,
     word_spans_from_tiers,
 )
-from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.files import save_npy
 from tts_pipeline.text import encode, get_symbols
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from tts_pipeline.alignment import symbol_mean
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.durations import symbol_mean
 from tts_pipeline.files import save_npy, write_json
 from tts_pipeline.models.fastpitch import FastPitchInputs
 from tts_pipeline.models.fastpitch.data import (

@@ -10,7 +10,6 @@ from torch import nn
 
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.inference import (
-    Denoiser,
     fade_out,
     normalize_peak,
     pad_mels,
@@ -19,6 +18,7 @@ from tts_pipeline.inference import (
     to_pcm16,
     write_wav,
 )
+from tts_pipeline.models.denoiser import Denoiser
 
 AUDIO = AudioConfig()
 SR, HOP = AUDIO.sampling_rate, AUDIO.hop_length

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tts_pipeline.features.mas import AlignmentError, mas_durations, mas_path, mas_tokens, path_score
+from tts_pipeline.alignment import AlignmentError, mas_durations, mas_path, mas_tokens, path_score
 
 
 def all_monotonic_paths(n_frames: int, n_symbols: int):

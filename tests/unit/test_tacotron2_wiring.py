@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from tts_pipeline import wiring
+from tts_pipeline import stage_table, wiring
 from tts_pipeline.config import ConfigError, parse_config
 
 from ..conftest import REPO
@@ -58,13 +58,13 @@ def test_tacotron2_durations_come_from_the_trained_model_or_the_checkpoint(demo)
 
 
 def test_tacotron2_settings_reach_its_training_only(demo):
-    before = {row: wiring.stage_params(parse_config(demo), row) for row in ("train_tacotron2", "durations")}
+    before = {row: stage_table.stage_params(parse_config(demo), row) for row in ("train_tacotron2", "durations")}
     payload = json.loads(before["train_tacotron2"])
     assert set(payload) == {"tacotron2", "audio.n_mel_channels", "text.symbol_set"}
     assert "checkpoint" not in payload["tacotron2"] and "durations_batch_size" not in payload["tacotron2"]
     demo["tacotron2"]["learning_rate"] = 0.002
     demo["tacotron2"]["checkpoint"] = "elsewhere.pt"  # the shortcut does not rerun training
-    after = {row: wiring.stage_params(parse_config(demo), row) for row in before}
+    after = {row: stage_table.stage_params(parse_config(demo), row) for row in before}
     assert after["durations"] == before["durations"]
     assert json.loads(after["train_tacotron2"])["tacotron2"]["learning_rate"] == 0.002
 

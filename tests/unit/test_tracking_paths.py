@@ -12,8 +12,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from tts_pipeline.config.folders import sqlite_path
 from tts_pipeline.tracking import TrackingSettings, default_uri, get_run, stage_run
-from tts_pipeline.tracking.settings import sqlite_path
 
 HOSTILE = "a b 'c' \"d\" $(touch INJECTED) `touch INJECTED2` %20 #e"
 

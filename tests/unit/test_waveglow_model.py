@@ -11,7 +11,7 @@ import torch
 
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.errors import UserError
-from tts_pipeline.inference.denoiser import Denoiser
+from tts_pipeline.models.denoiser import Denoiser
 from tts_pipeline.models.waveglow import HOP_LENGTH, WaveGlow, WaveGlowConfig, WaveGlowDenoiser, waveglow_loss
 from tts_pipeline.models.waveglow.foreign import config_from_weights, convert_state_dict
 from tts_pipeline.models.waveglow.model_file import load_waveglow, read_waveglow_file, save_waveglow

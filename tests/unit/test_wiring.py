@@ -22,7 +22,7 @@ def demo() -> dict:
 
 def _params(raw: dict) -> dict[str, str]:
     config = parse_config(raw)
-    return {stage: wiring.stage_params(config, stage) for stage in stage_table.BY_RULE}
+    return {stage: stage_table.stage_params(config, stage) for stage in stage_table.BY_RULE}
 
 
 def test_each_stage_sees_only_its_own_config(demo):
@@ -54,7 +54,7 @@ def test_every_row_names_a_module_and_config_that_exist(demo):
     for row in stage_table.STAGES:
         assert wiring._module_file(row.module) is not None, row
         for dotted in (*row.reads, *row.excludes, *([row.gpus] if row.gpus else [])):
-            wiring._lookup(config, dotted)  # AttributeError names a key the config lacks
+            stage_table.lookup(config, dotted)  # AttributeError names a key the config lacks
         assert all(any(key.startswith(read + ".") for read in row.reads) for key in row.excludes), row
 
 
@@ -254,7 +254,7 @@ def test_a_stage_run_by_hand_reads_its_slice_from_a_config_file(demo, capsys):
     features_stage.add_arguments(parser)
     paths = ["--manifest-dir", "m", "--out-dir", "f", "--pitch-stats", "p.json", "--index", "i.jsonl"]
     by_hand = parser.parse_args(["--config", str(REPO / "config/demo.yaml"), *paths])
-    from_rule = parser.parse_args(["--section", wiring.stage_params(parse_config(demo), "features"), *paths])
+    from_rule = parser.parse_args(["--section", stage_table.stage_params(parse_config(demo), "features"), *paths])
     assert common.load_stage_section(by_hand, "features") == common.load_stage_section(from_rule, "features")
     for argv in (paths, ["--config", "c.yaml", "--section", "{}", *paths]):
         with pytest.raises(SystemExit):

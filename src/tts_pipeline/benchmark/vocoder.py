@@ -93,8 +93,8 @@ class ValidationSet(NamedTuple):
 
 def validation_set(manifest_dir: Path, features_dir: Path, n_quality: int, n_mels: int) -> ValidationSet:
     """The first ``n_quality`` utterances of the validation manifest with their ground-truth mels."""
+    from tts_pipeline.data.feature_layout import FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.features.layout import FeatureLayout
 
     val_path = manifest_path(manifest_dir, "val")
     if not val_path.is_file():

@@ -43,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.data.corpus_record import TRUTH_DIR_NAME, read_corpus_root
+    from tts_pipeline.data.feature_layout import FeatureLayout
     from tts_pipeline.errors import UserError
     from tts_pipeline.features.alignment_eval import alignment_quality, format_summary
-    from tts_pipeline.features.layout import FeatureLayout
     from tts_pipeline.features.symbol_files import read_utterances
     from tts_pipeline.files import write_json
 

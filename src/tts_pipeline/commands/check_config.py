@@ -26,8 +26,7 @@ def run(args: argparse.Namespace) -> None:
     check_folders(config, source=str(args.config))
     if args.section:
         from tts_pipeline.errors import UserError
-        from tts_pipeline.stage_table import BY_RULE
-        from tts_pipeline.wiring import stage_params
+        from tts_pipeline.stage_table import BY_RULE, stage_params
 
         if args.section not in BY_RULE:
             raise UserError(f"--section: unknown stage {args.section!r}; expected one of {sorted(BY_RULE)}")

@@ -3,8 +3,8 @@
 Every YAML config is parsed into :class:`PipelineConfig`. Unknown keys, wrong types and bad values
 are errors that name the key's full path (``data.split.val_size``) and what was expected. The JSON
 schema under ``workflow/schemas/`` is generated from these models (``tts-pipeline schema``), and each
-Snakemake rule receives only the config it reads (``tts_pipeline.wiring.stage_params``, from the stage
-table), so a change reruns exactly the stages that depend on it.
+Snakemake rule receives only the config it reads (``tts_pipeline.stage_table.stage_params``), so a
+change reruns exactly the stages that depend on it.
 
 Modules: ``base`` (strict model, error), ``data_sections``, ``model_sections``, ``run_sections`` (the
 sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and how it is read),

@@ -46,10 +46,19 @@ def query_mark_problem(results_dir: Path) -> str | None:
     )
 
 
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI, or None for other stores and in-memory SQLite."""
+    scheme, sep, rest = uri.partition(":///")
+    if not sep or scheme.split("+")[0] != "sqlite":
+        return None
+    path = rest.split("?", 1)[0]
+    if path in ("", ":memory:"):
+        return None
+    return Path(path)
+
+
 def check_folders(config: PipelineConfig, source: str = "<dict>") -> None:
     """Raise :class:`ConfigError` naming every folder key whose path is blocked by a file."""
-    from tts_pipeline.tracking.settings import sqlite_path
-
     problems = []
     for key in ("results_dir", "resources_dir"):
         problem = folder_problem(Path(getattr(config, key)))

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.data.textgrid import Interval, read_textgrid
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import SILENCE_LABELS
-from tts_pipeline.features.layout import FeatureLayout
 
 WORDS_TIER = "words"
 _WORD_CLASSES = re.compile(r"a+(?:['-]a+)*")

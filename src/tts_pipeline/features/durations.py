@@ -7,8 +7,8 @@ duration vector sums exactly to ``T``.
 - :func:`durations_from_attention`: MAS on the aligner's log attention (reference section 3.3).
 - :func:`durations_from_intervals` / :func:`read_textgrid_durations`: an interval tier (MFA-style
   ``phones``), seconds to frames (see :func:`frame_boundaries`).
-- :func:`symbol_mean` / :func:`symbol_pitch`: mean of the non-zero (voiced) frames inside each symbol's
-  frames (reference section 3.5); FastPitch's per-token energy uses the same average.
+- :func:`symbol_pitch`: mean of the voiced frames inside each symbol's frames (reference section 3.5),
+  by :func:`tts_pipeline.alignment.symbol_mean`, the average FastPitch's per-token energy uses too.
 - :class:`SymbolTable`: the inventory of TextGrid phone labels, built from the training set.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tts_pipeline.alignment import mas_durations, symbol_mean
 from tts_pipeline.data.textgrid import Interval, read_textgrid
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.mas import mas_durations
 
 PAD_SYMBOL = "_"
 # Every silence label of a TextGrid (MFA writes "" / sil / sp, and spn for spoken noise) becomes
@@ -42,7 +42,7 @@ SILENCE_LABELS = frozenset({"", "sil", "sp", "spn"})
 def durations_from_attention(log_attn: np.ndarray) -> np.ndarray:
     """Hard durations from the aligner's log attention ``(T, L)`` by MAS: ``(L,)`` int32, sum ``T``.
 
-    Raises :class:`tts_pipeline.features.mas.AlignmentError` when ``T < L``.
+    Raises :class:`tts_pipeline.alignment.AlignmentError` when ``T < L``.
     """
     return mas_durations(log_attn)
 
@@ -50,37 +50,6 @@ def durations_from_attention(log_attn: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # per-symbol pitch
 # --------------------------------------------------------------------------------------------------
-
-
-def symbol_mean(values: np.ndarray, durations: np.ndarray, *, what: str = "frames") -> np.ndarray:
-    """Mean of the non-zero frame values inside each symbol's span; 0 when none is non-zero.
-
-    Cumulative sums gathered at the duration boundaries, no loop over symbols. Zero marks a frame
-    without a value (an unvoiced pitch frame), so it counts neither in the sum nor in the count
-    (reference section 3.5; FastPitch averages pitch and energy this way).
-
-    Args:
-        values: ``(T,)`` frame values, 0 = no value.
-        durations: ``(L,)`` non-negative frames per symbol, summing to ``T``.
-        what: What the frames are, for error messages.
-
-    Returns:
-        ``(L,)`` float32. A zero-length symbol gets 0.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    durations = np.asarray(durations)
-    if values.ndim != 1 or durations.ndim != 1:
-        raise ValueError(f"expected values (T,) and durations (L,), got {values.shape} and {durations.shape}")
-    if (durations < 0).any() or int(durations.sum()) != values.size:
-        raise ValueError(f"durations must be >= 0 and sum to the {values.size} {what}, sum {durations.sum()}")
-    present = values != 0
-    value_sum = np.concatenate(([0.0], np.cumsum(np.where(present, values, 0.0))))
-    present_count = np.concatenate(([0], np.cumsum(present)))
-    ends = np.cumsum(durations)
-    starts = ends - durations
-    total = value_sum[ends] - value_sum[starts]
-    count = present_count[ends] - present_count[starts]
-    return np.where(count > 0, total / np.maximum(count, 1), 0.0).astype(np.float32)
 
 
 def symbol_pitch(pitch: np.ndarray, durations: np.ndarray) -> np.ndarray:

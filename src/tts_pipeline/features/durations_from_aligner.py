@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames, write_symbol_files
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import PAUSE_SYMBOL, UNKNOWN_SYMBOL, SymbolTable, read_textgrid_durations
-from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames, write_symbol_files
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 For each utterance ``<id>`` it writes (atomically) ``<out_dir>/mels/<id>.npy`` float32 ``(n_mels, T)``
 and ``<out_dir>/pitch/<id>.npy`` float32 ``(T,)``, ``T = n_samples // hop`` (the folder's
-:class:`~tts_pipeline.features.layout.FeatureLayout`).
+:class:`~tts_pipeline.data.feature_layout.FeatureLayout`).
 
 Restarting: the per-utterance folders are not workflow outputs, so a killed run keeps what it
 finished, and every file that exists is whole (atomic writes). A rerun reuses an existing pair when
@@ -39,8 +39,8 @@ import numpy as np
 
 from tts_pipeline import files
 from tts_pipeline.config import AudioConfig, PitchConfig
+from tts_pipeline.data.feature_layout import FRAME_KINDS, FeatureLayout
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.layout import FRAME_KINDS, FeatureLayout
 
 log = logging.getLogger(__name__)
 

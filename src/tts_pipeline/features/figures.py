@@ -17,7 +17,7 @@ import numpy as np
 from tts_pipeline import plots
 from tts_pipeline.audio import load_wav
 from tts_pipeline.config import AudioConfig
-from tts_pipeline.features.layout import FeatureLayout
+from tts_pipeline.data.feature_layout import FeatureLayout
 
 
 def mel_pitch_figures(records: Sequence[dict[str, Any]], layout: FeatureLayout, audio: AudioConfig) -> list[Path]:

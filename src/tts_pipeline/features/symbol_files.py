@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.durations import symbol_pitch
-from tts_pipeline.features.layout import FeatureLayout
 from tts_pipeline.files import save_npy
 
 

@@ -1,5 +1,6 @@
-"""Inference: phrase files, text encoding as the model was trained, FastPitch + HiFi-GAN synthesis,
-the bias-spectrum denoiser and waveform post-processing (reference section 5).
+"""Inference: phrase files, text encoding as the model was trained, FastPitch + HiFi-GAN synthesis
+(denoised by :class:`tts_pipeline.models.denoiser.Denoiser`) and waveform post-processing (reference
+section 5).
 
 Typical use::
 
@@ -11,7 +12,6 @@ Typical use::
 
 from tts_pipeline.config import InferenceConfig
 from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
-from tts_pipeline.inference.denoiser import Denoiser
 from tts_pipeline.inference.phrases import Phrase, read_phrases
 from tts_pipeline.inference.postprocess import fade_out, normalize_peak, to_pcm16, write_wav
 from tts_pipeline.inference.synthesizer import (
@@ -25,7 +25,6 @@ from tts_pipeline.inference.text import TextEncoder
 
 __all__ = [
     "BatchOutput",
-    "Denoiser",
     "InferenceConfig",
     "Phrase",
     "SynthesisOptions",

@@ -57,9 +57,9 @@ from tts_pipeline.inference.chunking import (
     check_phrase_length,
     split_text,
 )
-from tts_pipeline.inference.denoiser import Denoiser
 from tts_pipeline.inference.postprocess import fade_out, normalize_peak
 from tts_pipeline.inference.text import TextEncoder
+from tts_pipeline.models.denoiser import Denoiser
 from tts_pipeline.models.fastpitch import FastPitch, FastPitchInference, PitchTransform
 from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
 from tts_pipeline.models.hifigan import Generator

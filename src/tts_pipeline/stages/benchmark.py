@@ -338,9 +338,9 @@ def _listening(
     the first ``benchmark.intelligibility_clips`` held-out utterances (validation, then test); the closed
     set is every sentence of the train, validation and test manifests."""
     from tts_pipeline.benchmark.listening import Utterance, listening_test
+    from tts_pipeline.data.feature_layout import FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
-    from tts_pipeline.features.layout import FeatureLayout
 
     splits = {}
     for split in ("train", "val", "test"):

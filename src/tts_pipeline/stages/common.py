@@ -48,12 +48,11 @@ def add_stage_arguments(parser: argparse.ArgumentParser, *flags: str) -> None:
 
 def load_stage_section(args: argparse.Namespace, rule: str) -> dict[str, Any]:
     """The config ``rule`` reads: ``--section`` checked for every key the stage table lists, or the same
-    slice cut from the ``--config`` file exactly as the workflow cuts it (:func:`wiring.stage_params`)."""
-    from tts_pipeline.stage_table import stage
+    slice cut from the ``--config`` file exactly as the workflow cuts it (:func:`stage_table.stage_params`)."""
+    from tts_pipeline.stage_table import stage, stage_params
 
     if getattr(args, "config", None) is not None:
         from tts_pipeline.config import load_config
-        from tts_pipeline.wiring import stage_params
 
         return json.loads(stage_params(load_config(args.config), rule))
     return load_section(args, *stage(rule).reads)
@@ -103,17 +102,16 @@ def tracked(
         yield run
 
 
-LOG_MODELS_ENV = "TTS_LOG_MODELS"
-
-
 def log_outputs(run: Any, *, model: Path, metrics: Path) -> None:
     """A training stage's outputs as artifacts of its run: ``metrics.json``, and ``model/model.pt``
     unless ``tracking.log_models`` is off (exported by the Snakefile; the store then holds a copy of
     every model, which a user may not want for large ones)."""
     import os
 
+    from tts_pipeline.tracking.settings import ENV_LOG_MODELS
+
     run.log_artifact(metrics)
-    if os.environ.get(LOG_MODELS_ENV, "1") != "0":
+    if os.environ.get(ENV_LOG_MODELS, "1") != "0":
         run.log_artifact(model, "model")
 
 
@@ -138,9 +136,6 @@ def training_summary(
     return line
 
 
-LOG_EVERY_ENV = "TTS_LOG_EVERY_N_STEPS"
-
-
 def log_every_n_steps(default: int = 50) -> int:
     """Training-metric cadence from ``tracking.log_every_n_steps`` (exported by the Snakefile).
 
@@ -148,5 +143,7 @@ def log_every_n_steps(default: int = 50) -> int:
     """
     import os
 
-    value = os.environ.get(LOG_EVERY_ENV, "")
+    from tts_pipeline.tracking.settings import ENV_LOG_EVERY_N_STEPS
+
+    value = os.environ.get(ENV_LOG_EVERY_N_STEPS, "")
     return int(value) if value.isdigit() and int(value) > 0 else default

@@ -57,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, DurationsConfig, parse_section
     from tts_pipeline.data.corpus_record import TRUTH_DIR_NAME, read_corpus_root
+    from tts_pipeline.data.feature_layout import DURATIONS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.data.splits import SPLIT_NAMES
     from tts_pipeline.errors import UserError
@@ -65,7 +66,6 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.features.durations_from_tacotron2 import durations_from_tacotron2
     from tts_pipeline.features.durations_from_textgrids import durations_from_textgrids
     from tts_pipeline.features.figures import duration_figures, load_figure_attention
-    from tts_pipeline.features.layout import DURATIONS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
     from tts_pipeline.features.symbol_files import SplitCounts, read_utterances
     from tts_pipeline.files import write_json
 

@@ -49,10 +49,10 @@ def run(args: argparse.Namespace) -> None:
     import torch
 
     from tts_pipeline.data.download import sha256_of
+    from tts_pipeline.data.feature_layout import FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
     from tts_pipeline.features.fastpitch_mels import extract_mels, mel_mse, prepare_out_dir
-    from tts_pipeline.features.layout import FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.fastpitch.data import FastPitchDataset, TextSettings
     from tts_pipeline.models.fastpitch.model_file import load_fastpitch

@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> None:
     for output in (args.index, args.pitch_stats):
         output.unlink(missing_ok=True)
 
+    from tts_pipeline.data.feature_layout import FeatureLayout
     from tts_pipeline.features.figures import mel_pitch_figures
-    from tts_pipeline.features.layout import FeatureLayout
 
     first = next(iter(records_by_split[STATS_SPLIT]))
     with tracked("features", payload, dataset=_dataset_name(first)) as run_log:

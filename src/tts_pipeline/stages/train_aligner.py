@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AlignerConfig, parse_section
+    from tts_pipeline.data.feature_layout import MELS, FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.features.layout import MELS, FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.aligner.data import AlignerDataset
     from tts_pipeline.models.aligner.model_file import save_aligner

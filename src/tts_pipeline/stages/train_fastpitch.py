@@ -57,9 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, FastPitchConfig, parse_section
+    from tts_pipeline.data.feature_layout import FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
-    from tts_pipeline.features.layout import FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings
     from tts_pipeline.models.fastpitch.model_file import save_fastpitch

@@ -45,9 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import Tacotron2SectionConfig, parse_section
+    from tts_pipeline.data.feature_layout import MELS, FeatureLayout
     from tts_pipeline.data.manifest import manifest_path, read_manifest
     from tts_pipeline.errors import UserError
-    from tts_pipeline.features.layout import MELS, FeatureLayout
     from tts_pipeline.files import write_json
     from tts_pipeline.models.tacotron2 import save_tacotron2
     from tts_pipeline.models.tacotron2.data import Tacotron2Dataset

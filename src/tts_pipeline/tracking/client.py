@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tts_pipeline.tracking.settings import ARTIFACTS_DIR, TrackingSettings, sqlite_path
+from tts_pipeline.config.folders import sqlite_path
+from tts_pipeline.tracking.settings import ARTIFACTS_DIR, TrackingSettings
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient

@@ -26,7 +26,7 @@ def _run_summary(run: Any) -> dict[str, Any]:
 
 def experiment_id(settings: TrackingSettings) -> str | None:
     """The settings' experiment id, or None when the store or the experiment does not exist yet."""
-    from tts_pipeline.tracking.settings import sqlite_path
+    from tts_pipeline.config.folders import sqlite_path
 
     db_path = sqlite_path(settings.uri)
     if db_path is not None and not db_path.is_file():

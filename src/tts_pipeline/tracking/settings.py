@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tts_pipeline.config import PipelineConfig, TrackingConfig
+from tts_pipeline.config.folders import sqlite_path
 from tts_pipeline.errors import UserError
 
 # Environment variables through which the workflow's parent-run hook configures every job.
@@ -19,6 +20,10 @@ ENV_ENABLED = "TTS_TRACKING"
 ENV_URI = "TTS_TRACKING_URI"
 ENV_EXPERIMENT = "TTS_MLFLOW_EXPERIMENT"
 ENV_PARENT_RUN_ID = "TTS_PARENT_RUN_ID"
+# What a training stage logs (tracking.log_every_n_steps, tracking.log_models): these travel in the
+# environment, not in a rule's params, because they never change a result.
+ENV_LOG_EVERY_N_STEPS = "TTS_LOG_EVERY_N_STEPS"
+ENV_LOG_MODELS = "TTS_LOG_MODELS"
 
 RUN_STATUSES = ("FINISHED", "FAILED", "KILLED")
 
@@ -110,17 +115,6 @@ def parse_bool(value: str, name: str) -> bool:
     if lowered in _FALSE:
         return False
     raise UserError(f"environment variable {name}: expected 0 or 1, got {value!r}")
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a ``sqlite:///`` URI, or None for other stores and in-memory SQLite."""
-    scheme, sep, rest = uri.partition(":///")
-    if not sep or scheme.split("+")[0] != "sqlite":
-        return None
-    path = rest.split("?", 1)[0]
-    if path in ("", ":memory:"):
-        return None
-    return Path(path)
 
 
 def absolute_sqlite_uri(uri: str) -> str:

@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from tts_pipeline.alignment import mas_path
+
 # Log-probability of the CTC blank column; fixed, never learned (as in the reference).
 BLANK_LOGPROB = -1.0
 # Log-probability of the padded text columns: zero probability in effect, but finite, because CTC's
@@ -93,10 +95,6 @@ def hard_alignment(attn_soft: torch.Tensor, text_lengths: torch.Tensor, mel_leng
         ``(B, 1, T_mel, T_text)`` 0/1 tensor on the device and dtype of ``attn_soft``: one token per
         valid frame, monotonic, zero on padding.
     """
-    # Imported here: the MAS module is a feature of its own, and importing it at module level would
-    # make the model package depend on it for inference too.
-    from tts_pipeline.features.mas import mas_path
-
     log_attn = torch.log(attn_soft.detach().float().clamp_min(torch.finfo(torch.float32).tiny)).cpu().numpy()
     hard = np.zeros(log_attn.shape, dtype=np.float32)
     for index, (n_tokens, n_frames) in enumerate(zip(text_lengths.tolist(), mel_lengths.tolist(), strict=True)):

@@ -14,7 +14,7 @@ Targets (reference sections 3.2 and 3.5):
 - pitch: ``(hz - mean) / std`` per token; an unvoiced token (0 Hz) stays 0, which in normalised
   space is the mean pitch;
 - energy: the L2 norm over the mel bins of each log-mel frame, averaged per token over its frames
-  (:func:`tts_pipeline.features.durations.symbol_mean`, the average that per-token pitch uses), then
+  (:func:`tts_pipeline.alignment.symbol_mean`, the average that per-token pitch uses), then
   ``log(1 + average)``.
 
 Every utterance's files are checked when the dataset is built (lengths agree, durations sum to the
@@ -33,9 +33,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from tts_pipeline.alignment import symbol_mean
+from tts_pipeline.data.feature_layout import DURATIONS, MELS, SYMBOL_KINDS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.durations import symbol_mean
-from tts_pipeline.features.layout import DURATIONS, MELS, SYMBOL_KINDS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
 
 if TYPE_CHECKING:
     from tts_pipeline.models.fastpitch import FastPitchInputs

@@ -6,8 +6,8 @@ The bias is measured once: WaveGlow's output for an all-zeros mel of 88 frames w
 every frame's magnitude, clamps at 0 and resynthesises with the original phase. NVIDIA's STFT is a
 Hann-windowed (periodic) transform of ``filter_length`` 1024 with ``hop = filter_length / 4`` and
 reflect-padded, centred frames; here it is :func:`torch.stft` / :func:`torch.istft` with the same
-settings: :class:`WaveGlowDenoiser` is :class:`tts_pipeline.inference.Denoiser` (one implementation of
-the STFT, the subtraction and the resynthesis), sized by NVIDIA's denoiser arguments rather than an
+settings: :class:`WaveGlowDenoiser` is :class:`tts_pipeline.models.denoiser.Denoiser` (one implementation
+of the STFT, the subtraction and the resynthesis), sized by NVIDIA's denoiser arguments rather than an
 audio section, with WaveGlow's bias probe. (The synthesizer's own ``Denoiser.from_vocoder`` probes a
 :class:`tts_pipeline.inference.waveglow_vocoder.WaveGlowVocoder` at ``sigma = 0`` the same way.)
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from tts_pipeline.config import AudioConfig
-from tts_pipeline.inference.denoiser import BIAS_FRAMES, Denoiser
+from tts_pipeline.models.denoiser import BIAS_FRAMES, Denoiser
 from tts_pipeline.models.waveglow.model import WaveGlow
 
 # The denoising strength of NVIDIA's Tacotron 2 + WaveGlow inference (``-d/--denoising-strength``).

@@ -1,9 +1,15 @@
-"""Monotonic alignment search (MAS, width 1): the hard alignment of FastPitch 1.1 / RAD-TTS.
+"""Mel frames aligned to symbols: monotonic alignment search and per-symbol means.
 
-Given log attention probabilities ``log_attn`` of shape ``(T, L)`` (mel frames x symbols), find the
-path that assigns every frame to exactly one symbol, starts on symbol 0, ends on symbol ``L - 1``,
-and at each frame either stays on the same symbol or moves on by one, maximising the summed log
-probability. Dynamic programme (reference section 3.3)::
+The aligner's loss (:mod:`tts_pipeline.models.aligner`), FastPitch's per-token energy
+(:mod:`tts_pipeline.models.fastpitch`) and the durations and per-symbol pitch of
+:mod:`tts_pipeline.features.durations` all work on this alignment, so it sits below the models and the
+features alike.
+
+Monotonic alignment search (MAS, width 1) is the hard alignment of FastPitch 1.1 / RAD-TTS. Given log
+attention probabilities ``log_attn`` of shape ``(T, L)`` (mel frames x symbols), find the path that
+assigns every frame to exactly one symbol, starts on symbol 0, ends on symbol ``L - 1``, and at each
+frame either stays on the same symbol or moves on by one, maximising the summed log probability.
+Dynamic programme (reference section 3.3)::
 
     log_p[0, 0] = log_attn[0, 0];  log_p[0, j > 0] = -inf
     log_p[i, j] = log_attn[i, j] + max(log_p[i-1, j], log_p[i-1, j-1])
@@ -13,6 +19,8 @@ symbol gets at least one frame, so ``T >= L`` is required.
 
 Each frame's update is one numpy operation over all symbols; only the frame loop is Python, so an
 ``(800, 150)`` matrix takes milliseconds.
+
+:func:`symbol_mean` averages frame values over each symbol's frames, given the durations.
 """
 
 from __future__ import annotations
@@ -20,6 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from tts_pipeline.errors import UserError
+
+# --------------------------------------------------------------------------------------------------
+# monotonic alignment search
+# --------------------------------------------------------------------------------------------------
 
 
 class AlignmentError(UserError, ValueError):
@@ -106,3 +118,39 @@ def path_score(log_attn: np.ndarray, tokens: np.ndarray) -> float:
     """Summed log probability of a path given as the symbol index of every frame, ``(T,)``."""
     log_attn = np.asarray(log_attn, dtype=np.float64)
     return float(log_attn[np.arange(len(tokens)), tokens].sum())
+
+
+# --------------------------------------------------------------------------------------------------
+# per-symbol means
+# --------------------------------------------------------------------------------------------------
+
+
+def symbol_mean(values: np.ndarray, durations: np.ndarray, *, what: str = "frames") -> np.ndarray:
+    """Mean of the non-zero frame values inside each symbol's span; 0 when none is non-zero.
+
+    Cumulative sums gathered at the duration boundaries, no loop over symbols. Zero marks a frame
+    without a value (an unvoiced pitch frame), so it counts neither in the sum nor in the count
+    (reference section 3.5; FastPitch averages pitch and energy this way).
+
+    Args:
+        values: ``(T,)`` frame values, 0 = no value.
+        durations: ``(L,)`` non-negative frames per symbol, summing to ``T``.
+        what: What the frames are, for error messages.
+
+    Returns:
+        ``(L,)`` float32. A zero-length symbol gets 0.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    durations = np.asarray(durations)
+    if values.ndim != 1 or durations.ndim != 1:
+        raise ValueError(f"expected values (T,) and durations (L,), got {values.shape} and {durations.shape}")
+    if (durations < 0).any() or int(durations.sum()) != values.size:
+        raise ValueError(f"durations must be >= 0 and sum to the {values.size} {what}, sum {durations.sum()}")
+    present = values != 0
+    value_sum = np.concatenate(([0.0], np.cumsum(np.where(present, values, 0.0))))
+    present_count = np.concatenate(([0], np.cumsum(present)))
+    ends = np.cumsum(durations)
+    starts = ends - durations
+    total = value_sum[ends] - value_sum[starts]
+    count = present_count[ends] - present_count[starts]
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0).astype(np.float32)

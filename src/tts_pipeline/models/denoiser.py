@@ -6,6 +6,9 @@ measures it once, as the STFT magnitude of the vocoder's answer to an all-zeros 
 magnitude, clamps at 0 and resynthesises with the original phase. The STFT is ``torch.stft`` with
 ``n_fft = filter_length``, ``hop_length``, ``win_length`` of the audio section, a periodic Hann window
 and centred frames, so :meth:`Denoiser.forward` returns exactly as many samples as it was given.
+
+Synthesis (:mod:`tts_pipeline.inference`) and WaveGlow's own denoiser
+(:mod:`tts_pipeline.models.waveglow.denoiser`) share it, so it sits with the models, below both.
 """
 
 from __future__ import annotations
