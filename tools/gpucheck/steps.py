@@ -197,6 +197,7 @@ def benchmark(ctx: Context, entry: StepRecord) -> None:
     results.unlink(missing_ok=True)
     outcome = process.run([ctx.python, str(HERE / "variants.py"), str(spec), str(results)], ctx.limit(entry),
                           ctx.log, ctx.env, cwd=REPO)
+    entry.notes += [f"{variant.name}: `tts-pipeline {' '.join(variant.argv)} {variant.flag} N`" for variant in variants]
     done = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
     by_name = {variant.name: variant for variant in variants}
     entry.rows = [benchmark_row(entry.step.name, by_name[result["name"]], result) for result in done]
