@@ -8,6 +8,7 @@ import argparse
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -298,6 +299,24 @@ def test_bad_inputs_are_reported(root):
     (root / "fastpitch_mels" / f"{VAL_IDS[1]}.npy").unlink()
     with pytest.raises(UserError, match=f"utterance {VAL_IDS[1]}: teacher-forced FastPitch mel not found"):
         run_stage(root, payload=section(batch_sizes=[1], precisions=["fp32"], repeats=1, warmup=0))
+
+
+def test_without_the_recogniser_the_rows_are_still_synthesised_measured_and_drawn(root, monkeypatch):
+    """benchmark.recognise: false (make gpu-check's machine has no PocketSphinx): never imported."""
+    for module in ("pocketsphinx", "jiwer"):
+        monkeypatch.setitem(sys.modules, module, None)  # an import of it now raises ImportError
+    payload = section(batch_sizes=[1], precisions=["fp32"], repeats=1, warmup=0, intelligibility_clips=2,
+                      n_figures=1, recognise=False)  # fmt: skip
+    report = run_stage(root, payload=payload)
+
+    listening = report["quality"]["intelligibility"]
+    assert listening["recognised"] is False and listening["rows"] == [] and len(listening["utterance_ids"]) == 2
+    assert Path(listening["examples"][0]["figure"]).is_file()
+    pause_rows = report["quality"]["pauses"]["rows"]
+    assert "hifigan_fine_tuned_ground_truth" in {row["name"] for row in pause_rows} and len(pause_rows) >= 4
+    markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
+    assert "Intelligibility: not measured here (2 held-out sentences synthesised, not recognised)" in markdown
+    assert "Closed-set WER" not in markdown and "### Pauses" in markdown
 
 
 @pytest.mark.slow

@@ -303,8 +303,8 @@ def stage_rows(experiment: Path) -> list[dict]:
     return rows
 
 
-DEMO_AUDIO = ("inference/*", "benchmark/*", "data/*.jsonl", "data/*.json", "*/metrics.json", "benchmarks/*.tsv",
-              "logs/*.log")
+DEMO_AUDIO = ("inference/*", "benchmark/*", "benchmark/audio/*", "benchmark/figures/*", "data/*.jsonl", "data/*.json",
+              "*/metrics.json", "benchmarks/*.tsv", "logs/*.log")
 DEMO_MODELS = ("fastpitch/model.pt", "hifigan_finetuned/model.pt", "hifigan/model.pt")
 MAX_BACK_BYTES = 15 * 2**20
 """A file that comes back from the device machine may hold 16 MiB."""

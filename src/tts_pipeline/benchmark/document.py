@@ -195,6 +195,14 @@ def intelligibility_markdown(section: Mapping[str, Any]) -> list[str]:
     """The intelligibility table (``report.json``'s ``quality.intelligibility``) as Markdown lines, the
     findings in words first."""
     n_clips = len(section["utterance_ids"])
+    if not section.get("recognised", True):
+        return [
+            f"### Intelligibility: not measured here ({n_clips} held-out sentences synthesised, not recognised)",
+            "",
+            "`benchmark.recognise` is false: the rows' pauses are measured below and their spectrograms and WAVs "
+            "are in the report, but no recogniser heard them.",
+            "",
+        ]
     lines = [f"### Intelligibility: what a speech recogniser hears ({n_clips} held-out sentences)", ""]
     findings = section["findings"] or [
         "Every row is recognised as speech, and no neural vocoder does worse than Griffin-Lim on the same mels."

@@ -30,7 +30,7 @@ not quiet is flagged, the recordings and Griffin-Lim rows are its reference poin
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,6 +170,7 @@ def listening_test(
     out_dir: Path,
     n_figures: int,
     workers: int = 1,
+    recognise_rows: bool = True,
 ) -> ListeningResult:
     """Recognise every row, draw ``n_figures`` spectrogram figures and write their WAVs under ``out_dir``.
 
@@ -177,6 +178,8 @@ def listening_test(
         utterances: The held-out sentences (validation, then test).
         closed_set: The corpus's sentences (normalised texts) for the closed-set grammar.
         workers: Processes that decode at once (the recogniser is single-threaded).
+        recognise_rows: False leaves the recogniser out (it is never imported): the section then has no
+            rows, and says so; the pauses, figures and WAVs are the same.
     """
     from tts_pipeline.inference.postprocess import write_wav
     from tts_pipeline.plots import save_figure, spectrogram_panels
@@ -187,25 +190,12 @@ def listening_test(
     encoder = tts["tts"].text_encoder
     assert encoder is not None, "listening_test needs a synthesizer with FastPitch"
     clean = encoder.clean
-    sentences = [words_of(clean(text)) for text in closed_set]
-    recognizer = Recognizer(sentences)
     rate = audio_cfg.sampling_rate
-    references = [words_of(clean(u.text)) for u in utterances]
-    clips_of = {
-        name: [Clip(u.id, words, a, rate) for u, words, a in zip(utterances, references, clips_audio, strict=True)]
-        for name, clips_audio in audio.items()
-    }
-    heard = iter(decode_all(sentences, [clip for clips in clips_of.values() for clip in clips], workers))
-    rows = []
-    for name, clips in clips_of.items():
-        row = recognise(recognizer, name, row_description(name), clips, [next(heard) for _ in clips])
-        closed, open_ = row.scores["closed"], row.scores["open"]
-        log.info(
-            "benchmark: %s: closed-set sentence accuracy %.0f%%, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
-            row.description, 100 * closed.sentence_accuracy, 100 * closed.wer, 100 * closed.cer, 100 * open_.wer,
-        )  # fmt: skip
-        rows.append(row)
-    unknown = unknown_words(recognizer, references)
+    if recognise_rows:
+        recognised = _recognise_rows(utterances, closed_set, clean, audio, rate, workers)
+    else:
+        recognised = {"recogniser": "not run (benchmark.recognise: false)", "decodes": {}, "unknown_words": [],
+                      "rows": [], "findings": []}  # fmt: skip
 
     figures, wavs, examples = [], [], []
     mel = MelSpectrogram(audio_cfg)
@@ -225,18 +215,50 @@ def listening_test(
         examples.append({"id": utterance.id, "text": utterance.text, "figure": str(figures[-1]), "wavs": example_wavs})
 
     section = {
-        "recogniser": "PocketSphinx en-US (acoustic model, dictionary and trigram LM of the pocketsphinx wheel)",
-        "decodes": {
-            "closed": f"JSGF grammar of the corpus's {recognizer.closed_set_size} distinct sentences",
-            "open": "the stock trigram language model (open vocabulary)",
-        },
+        "recognised": recognise_rows,
+        **recognised,
         "utterance_ids": [u.id for u in utterances],
-        "unknown_words": unknown,
-        "rows": [row.as_dict() for row in rows],
-        "findings": findings(rows),
         "examples": examples,
     }
     pause_rows = pauses.rows_of(
         [u.id for u in utterances], audio, rows_audio.mels, row_description, REFERENCE_ROWS, audio_cfg
     )
     return ListeningResult(section=section, pauses=pause_rows, figures=figures, wavs=wavs)
+
+
+def _recognise_rows(
+    utterances: Sequence[Utterance],
+    closed_set: Sequence[str],
+    clean: Callable[[str], str],
+    audio: dict[str, list[np.ndarray]],
+    rate: int,
+    workers: int,
+) -> dict[str, Any]:
+    """Both decodes of every row's clips: the section's recogniser, decodes, unknown words, rows, findings."""
+    sentences = [words_of(clean(text)) for text in closed_set]
+    recognizer = Recognizer(sentences)
+    references = [words_of(clean(u.text)) for u in utterances]
+    clips_of = {
+        name: [Clip(u.id, words, a, rate) for u, words, a in zip(utterances, references, clips_audio, strict=True)]
+        for name, clips_audio in audio.items()
+    }
+    heard = iter(decode_all(sentences, [clip for clips in clips_of.values() for clip in clips], workers))
+    rows = []
+    for name, clips in clips_of.items():
+        row = recognise(recognizer, name, row_description(name), clips, [next(heard) for _ in clips])
+        closed, open_ = row.scores["closed"], row.scores["open"]
+        log.info(
+            "benchmark: %s: closed-set sentence accuracy %.0f%%, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
+            row.description, 100 * closed.sentence_accuracy, 100 * closed.wer, 100 * closed.cer, 100 * open_.wer,
+        )  # fmt: skip
+        rows.append(row)
+    return {
+        "recogniser": "PocketSphinx en-US (acoustic model, dictionary and trigram LM of the pocketsphinx wheel)",
+        "decodes": {
+            "closed": f"JSGF grammar of the corpus's {recognizer.closed_set_size} distinct sentences",
+            "open": "the stock trigram language model (open vocabulary)",
+        },
+        "unknown_words": unknown_words(recognizer, references),
+        "rows": [row.as_dict() for row in rows],
+        "findings": findings(rows),
+    }

@@ -73,6 +73,11 @@ class BenchmarkConfig(StrictModel):
         "the intelligibility table (recordings, Griffin-Lim, copy synthesis, TTS); 0 = no intelligibility "
         "section. Each clip costs about 1 s of CPU per row.",
     )
+    recognise: bool = Field(
+        True,
+        description="false: the held-out rows are still synthesised, measured for pauses and drawn, but not "
+        "recognised (for a machine without PocketSphinx, as make gpu-check's; recognise their WAVs elsewhere).",
+    )
     n_figures: int = Field(
         2, ge=0, description="Held-out utterances drawn as side-by-side spectrograms, with their WAVs, per row."
     )

@@ -362,4 +362,7 @@ def _listening(
         if not utterance.mel.is_file():
             raise UserError(f"utterance {utterance.id}: ground-truth mel not found: {utterance.mel}")
     closed_set = [str(record["text"]) for records in splits.values() for record in records]
-    return listening_test(utterances, closed_set, audio, tts, vocoders, args.out_dir, cfg.n_figures, cfg.threads)
+    return listening_test(
+        utterances, closed_set, audio, tts, vocoders, args.out_dir, cfg.n_figures, cfg.threads,
+        recognise_rows=cfg.recognise,
+    )  # fmt: skip
