@@ -161,3 +161,27 @@ def test_the_section_and_its_table_flag_the_humming_row():
     assert "pauses at most -35 dB" in markdown and "at most -45 dB" in markdown
     quiet = pauses.pause_section(rows[:1], None, ids)
     assert quiet["findings"] == [] and "No vocoder row's pauses are above -35 dB" in "\n".join(pauses_markdown(quiet))
+
+
+def test_pauses_far_louder_than_griffin_lims_on_the_same_mels_hum_too():
+    """The demo's vocoder sat at -40 dB, under the absolute limit, while Griffin-Lim on the same mels
+    read -75 dB: the mel asked for silence, so 35 dB above Griffin-Lim is a hum."""
+    audio, ids = burst(), ["a"]
+    mels = [mel_of(audio)]
+    rows = pauses.compare_with_griffin_lim([
+        pauses.pause_row("griffin_lim_ground_truth", "GL", ids, [audio + hum(audio.size, -75.0)], mels, AUDIO, True),
+        pauses.pause_row("hifigan_fine_tuned_ground_truth", "copy", ids, [audio + hum(audio.size, -40.0)], mels,
+                         AUDIO, False),
+        pauses.pause_row("hifigan_base_ground_truth", "near", ids, [audio + hum(audio.size, -65.0)], mels, AUDIO,
+                         False),
+        pauses.pause_row("tts", "no Griffin-Lim on its mels", ids, [audio + hum(audio.size, -40.0)], mels, AUDIO,
+                         False),
+    ])  # fmt: skip
+    by_name = {row["name"]: row for row in rows}
+    copy = by_name["hifigan_fine_tuned_ground_truth"]
+    assert copy["above_griffin_lim_db"] == pytest.approx(35.0, abs=2.0) and copy["flag"] == pauses.HUM
+    assert by_name["hifigan_base_ground_truth"]["flag"] is None  # about 10 dB above: within the margin
+    assert by_name["tts"]["above_griffin_lim_db"] is None and by_name["tts"]["flag"] is None
+    assert by_name["griffin_lim_ground_truth"]["above_griffin_lim_db"] is None  # a reference: not compared
+    finding = pauses.findings(rows, None)[0]
+    assert "35 dB above Griffin-Lim's on the same mels" in finding or "34 dB above" in finding

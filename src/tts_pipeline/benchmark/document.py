@@ -77,6 +77,7 @@ PAUSE_COLUMNS: tuple[Column, ...] = (
     Column("Q1", "pause_level_db_q1", ".1f"),
     Column("Q3", "pause_level_db_q3", ".1f"),
     Column("Sentences with a pause", "measured"),
+    Column("Above Griffin-Lim (dB)", "above_griffin_lim_db", "+.1f"),
     Column("Noise floor (dB, median)", "noise_floor_db", ".1f"),
     Column("Flag", "flag"),
 )
@@ -242,8 +243,8 @@ def pauses_markdown(section: Mapping[str, Any]) -> list[str]:
     limits = section["limits"]
     lines = ["### Pauses and noise floor: is there a sound where the speech stops?", ""]
     findings = section["findings"] or [
-        f"No vocoder row's pauses are above {limits['pause_level_db']:g} dB, and no synthesised WAV's noise floor "
-        f"is above {limits['noise_floor_db']:g} dB."
+        f"No vocoder row's pauses are above {limits['pause_level_db']:g} dB (or far above Griffin-Lim's on the "
+        f"same mels), and no synthesised WAV's noise floor is above {limits['noise_floor_db']:g} dB."
     ]
     lines += [f"- **{finding}**" for finding in findings]
     lines.append("")

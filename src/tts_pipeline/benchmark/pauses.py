@@ -60,6 +60,12 @@ PAUSE_LIMIT_DB = -35.0
 and full TTS of the demo)."""
 NOISE_FLOOR_LIMIT_DB = -45.0
 """The product WAVs' noise floor must be at least this far below their speech."""
+ABOVE_GRIFFIN_LIM_DB = 20.0
+"""A vocoder row whose pauses are this much louder than Griffin-Lim's on the same mels hums too, whatever
+the absolute level: the mel asked for silence, and a phase-less inversion of it gave it."""
+GRIFFIN_LIM_OF = {"ground_truth": "griffin_lim_ground_truth", "fastpitch": "griffin_lim_fastpitch"}
+"""The Griffin-Lim row on the same mels as a row under test: copy synthesis rows end in ``_ground_truth``,
+every other row (full TTS) speaks FastPitch's mels."""
 HUM = "HUM"
 """The flag of a row or of the product WAVs that is above its limit."""
 
@@ -180,7 +186,8 @@ def pause_row(
     Returns:
         ``name``, ``description``, ``reference``, ``utterances``; ``pause_level_db`` with ``_q1``/``_q3``
         and ``measured`` (utterances with a pause); ``noise_floor_db`` with ``_q1``/``_q3``;
-        ``per_utterance`` (id -> pause level, None without a pause); ``flag`` (:func:`flag_row`).
+        ``per_utterance`` (id -> pause level, None without a pause); ``above_griffin_lim_db`` (None here;
+        :func:`compare_with_griffin_lim` fills it); ``flag`` (:func:`flag_row`).
     """
     levels, floors = [], []
     for clip, mel in zip(audio, mels, strict=True):
@@ -201,6 +208,7 @@ def pause_row(
         "noise_floor_db_q1": floor["q1"],
         "noise_floor_db_q3": floor["q3"],
         "per_utterance": dict(zip(ids, levels, strict=True)),
+        "above_griffin_lim_db": None,  # set by compare_with_griffin_lim for a row under test
     }
     return {**row, "flag": flag_row(row)}
 
@@ -242,9 +250,11 @@ def findings(rows: Sequence[Mapping[str, Any]], product: Mapping[str, Any] | Non
         else ""
     )
     notes = [
-        f"{HUM}: {row['description']}: its pauses sit at {row['pause_level_db']:+.0f} dB relative to its speech, "
-        f"median over {row['measured']} sentences with a pause{floor}; quiet pauses are at most "
-        f"{PAUSE_LIMIT_DB:.0f} dB."
+        f"{HUM}: {row['description']}: its pauses sit at {row['pause_level_db']:+.0f} dB relative to its speech"
+        + (f", {row['above_griffin_lim_db']:.0f} dB above Griffin-Lim's on the same mels"
+           if row.get("above_griffin_lim_db") is not None else "")
+        + f", median over {row['measured']} sentences with a pause{floor}; quiet pauses are at most "
+        f"{PAUSE_LIMIT_DB:.0f} dB and within {ABOVE_GRIFFIN_LIM_DB:.0f} dB of Griffin-Lim's."
         for row in rows
         if row["flag"]
     ]
@@ -266,7 +276,8 @@ DEFINITION = (
     "quartiles beside it. Noise floor: the mean power of a clip's quietest tenth of frames over its loudest "
     "tenth. Frames: the mel's framing (filter_length samples every hop_length, Hann window), STFT power from "
     f"{LOWEST_HZ:.0f} Hz up (a constant offset is not heard); digital silence reads {power_db(POWER_FLOOR):.0f} dB. "
-    f"{HUM}: a row under test whose pauses are above {PAUSE_LIMIT_DB:.0f} dB, or product WAVs whose floor is "
+    f"{HUM}: a row under test whose pauses are above {PAUSE_LIMIT_DB:.0f} dB or more than "
+    f"{ABOVE_GRIFFIN_LIM_DB:.0f} dB above Griffin-Lim's on the same mels, or product WAVs whose floor is "
     f"above {NOISE_FLOOR_LIMIT_DB:.0f} dB."
 )
 
@@ -286,6 +297,7 @@ def pause_section(
             "speech_range_db": SPEECH_RANGE_DB,
             "min_pause_frames": MIN_PAUSE_FRAMES,
             "quiet_fraction": QUIET_FRACTION,
+            "above_griffin_lim_db": ABOVE_GRIFFIN_LIM_DB,
             "lowest_hz": LOWEST_HZ,
             "power_floor": POWER_FLOOR,
         },
@@ -307,7 +319,27 @@ def rows_of(
     """:func:`pause_row` for every row of ``audio`` (name -> per-utterance audio), in its order; ``mels``
     gives each row's mels, ``describe`` its words, ``references`` the names of reference rows."""
     reference_names = set(references)
-    return [
+    rows = [
         pause_row(name, describe(name), ids, clips, mels[name], cfg, name in reference_names)
         for name, clips in audio.items()
     ]
+    return compare_with_griffin_lim(rows)
+
+
+def compare_with_griffin_lim(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each row under test gains ``above_griffin_lim_db`` (its pause level minus Griffin-Lim's on the same
+    mels, when both were measured), and :data:`HUM` when that is over :data:`ABOVE_GRIFFIN_LIM_DB`."""
+    by_name = {row["name"]: row for row in rows}
+    compared = []
+    for row in rows:
+        row = dict(row)
+        if not row["reference"]:
+            mels = "ground_truth" if row["name"].endswith("_ground_truth") else "fastpitch"
+            griffin_lim = by_name.get(GRIFFIN_LIM_OF[mels], {}).get("pause_level_db")
+            level = row["pause_level_db"]
+            above = None if griffin_lim is None or level is None else level - griffin_lim
+            row["above_griffin_lim_db"] = above
+            if above is not None and above > ABOVE_GRIFFIN_LIM_DB:
+                row["flag"] = HUM
+        compared.append(row)
+    return compared
