@@ -154,3 +154,32 @@ def test_makefile_targets_call_the_script():
     makefile = (REPO / "Makefile").read_text()
     assert "gpu-check:" in makefile and "tools/gpu-check" in makefile
     assert "gpu-rehearsal:" in makefile and "--rehearsal" in makefile
+
+
+def test_a_failed_environment_or_kit_stops_the_check(tmp_path, monkeypatch):
+    """A GPU run on a machine without CUDA (or with a kit that does not install) stops with the reason
+    in the record instead of running every step into the same failure."""
+    from gpucheck import main as check
+
+    ran = []
+
+    def fake(status):
+        def step(ctx, entry):
+            ran.append(entry.step.name)
+            entry.status = status
+        return step
+
+    steps = {name: fake("ok") for name in STEP_FUNCTIONS}
+    steps["environment"] = fake("failed")
+    monkeypatch.setattr(check, "STEP_FUNCTIONS", steps)
+    assert check.main(["--out", str(tmp_path), "--work", str(tmp_path / "work")]) == 1
+    assert ran == ["environment"]
+    document = json.loads((tmp_path / "gpu-check.json").read_text())
+    kit = next(step for step in document["steps"] if step["name"] == "kit")
+    assert kit["status"] == "skipped" and "make gpu-rehearsal" in kit["notes"][0]
+
+    ran.clear()
+    steps["environment"], steps["kit"] = fake("ok"), fake("failed")
+    assert check.main(["--out", str(tmp_path), "--work", str(tmp_path / "work")]) == 1
+    assert ran == ["environment", "kit"]
+    assert check.stop_reason("gpu-tests", "failed") == "" and check.stop_reason("kit", "ok") == ""

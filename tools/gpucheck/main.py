@@ -27,6 +27,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def stop_reason(step: str, status: str) -> str:
+    """Why the steps after ``step`` would only fail, or "" to go on: without a working environment (in
+    GPU mode, a CUDA device) or the kit, every later step measures nothing. The rehearsal runs on a CPU
+    on purpose: there use ``make gpu-rehearsal``."""
+    if status == "ok":
+        return ""
+    if step == "environment":
+        return ("the environment step failed (on a machine without a CUDA device, run the rehearsal instead: "
+                "make gpu-rehearsal)")
+    if step == "kit":
+        return "the kit did not install (its wheels are for the GPU image's Python 3.12; see the kit step)"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan.check_plan()
@@ -45,10 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     if selected - {"environment"}:
         selected.add("kit")
     deadline = record.started + plan.TOTAL_LIMIT_S * sizes.limit_scale
+    stopped = ""
     for step in plan.STEPS:
         entry = record.steps[step.name]
         if step.name not in selected:
             entry.notes.append("not selected (--only)")
+        elif stopped:
+            entry.notes.append(f"not run: {stopped}")
         elif time.time() >= deadline:
             entry.notes.append("not run: the check's total time was spent")
         else:
@@ -57,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
             STEP_FUNCTIONS[step.name](ctx, entry)
             entry.seconds = time.monotonic() - start
             print(f"[gpu-check] {step.name}: {entry.status} in {entry.seconds:.0f} s", flush=True)
+            stopped = stop_reason(step.name, entry.status)
+            if stopped:
+                print(f"[gpu-check] stopping: {stopped}", flush=True)
         record.save()
     failed = [entry.step.name for entry in record.steps.values() if entry.status not in ("ok", "skipped")]
     print(f"[gpu-check] record: {out / 'gpu-check.md'}; steps not ok: {', '.join(failed) or 'none'}")
