@@ -1,6 +1,6 @@
 """The one table of stages: every workflow rule and every command, and what each reads.
 
-The CLI (``cli.py``), the workflow's per-rule params and GPU requests (``wiring.py``), each stage's
+The CLI (``cli.py``), the workflow's per-rule params and GPU requests (``workflow/pipeline.py``), each stage's
 check of the JSON it receives (``stages/common.py``) and the stage list of ``config/README.md``
 (``tts-pipeline schema``) are all derived from it; a test fails when a rule of ``workflow/rules``
 and its row disagree.
@@ -11,7 +11,7 @@ Adding a stage: one :class:`Stage` row here, its module in ``tts_pipeline/stages
 ``resources: gpu=pipeline.gpus("<rule>")``.
 
 This module holds the table and :func:`stage_params`, the slice of a config a row reads, and imports
-nothing of the package. The stages' code hashes leave it out (see ``wiring.code_hash``): what a stage
+nothing of the package. The stages' code hashes leave it out (see ``workflow.code_hash``): what a stage
 reads already reaches its rule through ``params``, so a new row reruns nothing else.
 """
 

@@ -9,7 +9,7 @@ from tts_pipeline.errors import UserError
 
 def test_the_report_s_alignment_item_falls_back_to_the_durations_figure(tmp_path):
     """Aligner and Tacotron 2 durations come with an attention figure; TextGrid durations have none."""
-    from tts_pipeline.stages.report_pages import FIGURES, first_figure
+    from tts_pipeline.report.pages import FIGURES, first_figure
 
     plots = tmp_path / "plots"
     plots.mkdir()

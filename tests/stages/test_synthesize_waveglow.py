@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -141,12 +142,12 @@ def test_nvidia_s_checkpoint_through_the_synthesis_path_matches_nvidia_s_denoise
 def test_the_report_labels_phrases_by_the_vocoder_their_manifest_names(tmp_path):
     from tts_pipeline.files import write_jsonl
     from tts_pipeline.inference import write_wav
-    from tts_pipeline.stages.report_pages import _from_text_clips
+    from tts_pipeline.report.audio_pages import from_text_clips
 
     write_wav(tmp_path / "a.wav", np.zeros(HOP * 4, dtype=np.float32), SR)
     records = [{"name": "a", "wav": "a.wav", "text": "A.", "vocoder": "waveglow"}, {"name": "b", "wav": "a.wav"}]
     write_jsonl(tmp_path / "manifest.jsonl", records)
-    pages = _from_text_clips(tmp_path / "manifest.jsonl", AUDIO)
+    pages = from_text_clips(tmp_path / "manifest.jsonl", AUDIO)
     assert [page.versions[0].label for page in pages] == ["FastPitch + WaveGlow", "FastPitch + fine-tuned HiFi-GAN"]
     assert pages[0].note.startswith("FastPitch + WaveGlow from free text")
 
@@ -155,7 +156,7 @@ def test_the_report_s_vocoder_pages_add_waveglow_when_given(tmp_path):
     """The vocoder comparison pages: recording, both HiFi-GANs and WaveGlow on the same FastPitch mel."""
     from tts_pipeline.files import save_npy, write_jsonl
     from tts_pipeline.inference import write_wav
-    from tts_pipeline.stages.report_pages import GROUND_TRUTH, _load_vocoders, _vocoder_clips
+    from tts_pipeline.report.audio_pages import GROUND_TRUTH, load_vocoders, vocoder_clips
 
     from ..inference_models import save_hifigan_file
 
@@ -166,16 +167,13 @@ def test_the_report_s_vocoder_pages_add_waveglow_when_given(tmp_path):
     write_jsonl(tmp_path / "manifest.val.jsonl", [{"id": "u1", "wav": str(tmp_path / "u1.wav"), "text": "Hi."}])
     mel = np.random.default_rng(0).normal(-5, 1, (AUDIO.n_mel_channels, frames)).astype(np.float32)
     save_npy(tmp_path / "mels" / "u1.npy", mel)
-    args = argparse.Namespace(
-        hifigan_base=tmp_path / "hifigan.pt", hifigan_finetuned=tmp_path / "hifigan.pt", val_manifest=tmp_path /
-        "manifest.val.jsonl", fastpitch_mels_dir=tmp_path / "mels", n_clips=2, waveglow=None,
-    )  # fmt: skip
-    (page,) = _vocoder_clips(args, _load_vocoders(args))
+    hifigan = tmp_path / "hifigan.pt"
+    clips = partial(vocoder_clips, tmp_path / "manifest.val.jsonl", tmp_path / "mels", 2)
+    (page,) = clips(load_vocoders(hifigan, hifigan, None))
     assert [v.label for v in page.versions] == [
         GROUND_TRUTH, "base HiFi-GAN on the FastPitch mel", "fine-tuned HiFi-GAN on the FastPitch mel"
     ]
-    args.waveglow = tmp_path / "waveglow.pt"
-    (page,) = _vocoder_clips(args, _load_vocoders(args))
+    (page,) = clips(load_vocoders(hifigan, hifigan, tmp_path / "waveglow.pt"))
     assert page.versions[-1].label == "WaveGlow (sigma 0.9) on the FastPitch mel"
     assert page.versions[-1].audio.shape == (HOP * frames,) and np.isfinite(page.versions[-1].audio).all()
     assert "WaveGlow" in page.note

@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from tts_pipeline.cluster import check_tracking_store, executor_name, job_resources
 from tts_pipeline.config import ConfigError, load_config, parse_config
 from tts_pipeline.config.cluster_sections import DEFAULT_RESOURCES
 from tts_pipeline.errors import UserError
 from tts_pipeline.stage_table import STAGES
+from tts_pipeline.workflow.cluster import check_tracking_store, executor_name, job_resources
 
 from ..conftest import REPO
 
@@ -69,7 +69,7 @@ def test_sqlite_is_refused_under_a_cluster_executor_unless_allowed():
 
 
 def test_shell_quoted_folder_names_are_refused_under_a_cluster_executor_only(tmp_path):
-    from tts_pipeline.cluster import check_folder_names
+    from tts_pipeline.workflow.cluster import check_folder_names
 
     hostile = parse_config({"experiment": "x", "results_dir": "out 'a' $(x)/results"})
     with pytest.raises(UserError, match=r"^results_dir .+ holds \$ ': under the slurm executor"):

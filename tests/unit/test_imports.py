@@ -31,12 +31,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "files", "stage_table", "timers"),  # import nothing of the package
     ("alignment", "devices", "plots", "precision", "text"),  # helpers on those
     ("config",),
-    ("audio", "cluster", "data", "tracking"),  # what reads the config
+    ("audio", "data", "tracking"),  # what reads the config
     ("models",),
     ("features", "inference", "training"),  # what runs the models
     ("benchmark",),
-    ("report_clips", "report_pages", "run_summary"),  # results summed up for the report and the run
-    ("stages", "wiring"),  # the workflow's steps, and what the Snakefile calls to run them
+    ("report",),  # results shown in the HTML report
+    ("stages",),  # the workflow's steps
+    ("workflow",),  # what the Snakefile calls to run them
     ("commands",),
     ("cli",),
     ("__main__",),
@@ -183,7 +184,7 @@ def write_package(root: Path, files: dict[str, str]) -> None:
         ("from tts_pipeline import __version__", "errors.py", False),
         ("from . import y", "models/x.py", False),  # its own part
         ("from tts_pipeline.inference.denoiser import Denoiser", "models/x.py", True),
-        ("def f():\n    from tts_pipeline.wiring import stage_params", "stages/x.py", True),  # same layer
+        ("def f():\n    from tts_pipeline.workflow import Pipeline", "stages/x.py", True),  # a layer above
         ("from tts_pipeline import tracking", "config/x.py", True),
         ("from ..features import layout", "models/x.py", True),
         ("import tts_pipeline.cli", "commands/x.py", True),
@@ -191,7 +192,7 @@ def write_package(root: Path, files: dict[str, str]) -> None:
 )
 def test_the_layer_check_sees_every_upward_import(tmp_path, monkeypatch, source, where, upward):
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE_ROOT", tmp_path)
-    parts = ["errors.py", "files.py", "wiring.py", "cli.py"]
+    parts = ["errors.py", "files.py", "workflow/pipeline.py", "cli.py"]
     parts += [f"{folder}/__init__.py" for folder in ("config", "tracking", "models", "features", "inference")]
     write_package(tmp_path, {**dict.fromkeys(parts, ""), where: source})
     assert bool(upward_imports(tmp_path / where)) is upward

@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 
 from tts_pipeline.errors import UserError
-from tts_pipeline.report_clips import MAX_PAGE_BYTES, ClipPage, Version, encode, write_clip_pages
+from tts_pipeline.report.clips import MAX_PAGE_BYTES, ClipPage, Version, encode, write_clip_pages
 
 RATE = 22050
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tts_pipeline.run_summary import workflow_summary
+from tts_pipeline.workflow.run_summary import workflow_summary
 
 
 def test_summary_reads_data_trainings_and_benchmark(tmp_path: Path) -> None:

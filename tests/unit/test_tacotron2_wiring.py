@@ -8,8 +8,9 @@ import json
 import pytest
 import yaml
 
-from tts_pipeline import stage_table, wiring
+from tts_pipeline import stage_table
 from tts_pipeline.config import ConfigError, parse_config
+from tts_pipeline.workflow import Pipeline
 
 from ..conftest import REPO
 
@@ -39,7 +40,7 @@ def test_an_unknown_tacotron2_key_names_its_path(demo):
 
 def test_tacotron2_durations_come_from_the_trained_model_or_the_checkpoint(demo):
     demo["durations"]["source"] = "tacotron2"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     inputs = pipeline.durations_inputs()
     assert inputs["tacotron2"] == pipeline.paths.tacotron2_model and "aligner" not in inputs
     assert pipeline.paths.tacotron2_model.endswith("results/demo/tacotron2/model.pt")
@@ -48,12 +49,12 @@ def test_tacotron2_durations_come_from_the_trained_model_or_the_checkpoint(demo)
     assert pipeline.gpus("train_tacotron2") == demo["tacotron2"]["gpus"]
 
     demo["tacotron2"]["checkpoint"] = "pretrained/nvidia_tacotron2pyt_fp16.pt"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert pipeline.durations_inputs()["tacotron2"] == "pretrained/nvidia_tacotron2pyt_fp16.pt"
     assert "train_tacotron2" not in pipeline.training_metrics()
 
     demo["durations"]["source"] = "aligner"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert "tacotron2" not in pipeline.durations_inputs() and "train_tacotron2" not in pipeline.training_metrics()
 
 
@@ -81,7 +82,7 @@ def test_the_fastpitch_1_0_demo_overlay_layers_over_the_demo_config(demo):
     assert cfg.tacotron2.decoder_rnn_dim == yaml.safe_load((REPO / "config/demo.yaml").read_text())["tacotron2"][
         "decoder_rnn_dim"
     ]
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert pipeline.paths.tacotron2_model.endswith("results/demo-tacotron2/tacotron2/model.pt")
     assert pipeline.paths.corpus_record == "resources/demo/corpus.json"  # the demo's corpus, not a second copy
     assert "train_tacotron2" in pipeline.training_metrics() and "train_waveglow" in pipeline.training_metrics()

@@ -8,8 +8,8 @@ import json
 import pytest
 import yaml
 
-from tts_pipeline import wiring
 from tts_pipeline.config import ConfigError, parse_config
+from tts_pipeline.workflow import Pipeline
 
 from ..conftest import REPO
 
@@ -20,7 +20,7 @@ def demo() -> dict:
 
 
 def test_waveglow_is_out_of_the_default_dag(demo):
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert not pipeline.uses_waveglow and pipeline.waveglow_inputs() == {}
     assert pipeline.synthesis_vocoder() == {"hifigan": pipeline.paths.hifigan_finetuned_model}
     assert "train_waveglow" not in pipeline.training_metrics()
@@ -29,7 +29,7 @@ def test_waveglow_is_out_of_the_default_dag(demo):
 
 def test_inference_vocoder_waveglow_brings_train_waveglow_to_synthesis_and_benchmark(demo):
     demo["inference"]["vocoder"] = "waveglow"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     model = pipeline.paths.waveglow_model
     assert model.endswith("demo/waveglow/model.pt") and pipeline.uses_waveglow
     assert pipeline.synthesis_vocoder() == {"waveglow": model} == pipeline.waveglow_inputs()
@@ -41,20 +41,20 @@ def test_inference_vocoder_waveglow_brings_train_waveglow_to_synthesis_and_bench
 
 def test_a_pretrained_waveglow_replaces_its_training(demo):
     demo["waveglow"]["checkpoint"] = "pretrained/nvidia_waveglow256pyt_fp16.pt"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert pipeline.uses_waveglow and pipeline.waveglow_inputs() == {"waveglow": demo["waveglow"]["checkpoint"]}
     assert pipeline.synthesis_vocoder() == {"hifigan": pipeline.paths.hifigan_finetuned_model}
     assert "train_waveglow" not in pipeline.training_metrics()
 
 
 def test_train_waveglow_reads_its_section_and_audio_only(demo):
-    before = json.loads(wiring.Pipeline(demo).params("train_waveglow"))
+    before = json.loads(Pipeline(demo).params("train_waveglow"))
     assert set(before) == {"waveglow", "audio"} and "checkpoint" not in before["waveglow"]
     demo["waveglow"]["checkpoint"] = "x.pt"
     demo["inference"]["waveglow_sigma"] = 0.6
     demo["hifigan"]["epochs"] = 3
-    assert json.loads(wiring.Pipeline(demo).params("train_waveglow")) == before
-    assert wiring.Pipeline(demo).gpus("train_waveglow") == demo["waveglow"]["gpus"] == 0
+    assert json.loads(Pipeline(demo).params("train_waveglow")) == before
+    assert Pipeline(demo).gpus("train_waveglow") == demo["waveglow"]["gpus"] == 0
 
 
 def test_a_waveglow_in_use_must_fit_the_audio_section(demo):

@@ -9,8 +9,10 @@ import sys
 import pytest
 import yaml
 
-from tts_pipeline import stage_table, wiring
+from tts_pipeline import stage_table
 from tts_pipeline.config import parse_config
+from tts_pipeline.workflow import Pipeline, code_hash
+from tts_pipeline.workflow.paths import Paths
 
 from ..conftest import REPO
 
@@ -52,7 +54,7 @@ def test_params_are_json_of_the_named_sections(demo):
 def test_every_row_names_a_module_and_config_that_exist(demo):
     config = parse_config(demo)
     for row in stage_table.STAGES:
-        assert wiring._module_file(row.module) is not None, row
+        assert code_hash._module_file(row.module) is not None, row
         for dotted in (*row.reads, *row.excludes, *([row.gpus] if row.gpus else [])):
             stage_table.lookup(config, dotted)  # AttributeError names a key the config lacks
         assert all(any(key.startswith(read + ".") for read in row.reads) for key in row.excludes), row
@@ -83,12 +85,12 @@ def test_rules_and_the_stage_table_agree():
         assert commands == [row.command], f"rule {rule} runs {commands}, its row says {row.command}"
         asks_gpus = f'gpu=pipeline.gpus("{rule}")' in block
         assert asks_gpus == (row.gpus is not None), f"rule {rule}: resources gpu vs the row's GPU key"
-        assert "$(dirname" not in block, f"rule {rule}: pass folders as params from wiring.Paths"
+        assert "$(dirname" not in block, f"rule {rule}: pass folders as params from workflow.paths.Paths"
 
 
 def test_gpu_requests_follow_the_rows_keys(demo):
     demo["hifigan"]["gpus"] = 3
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert pipeline.gpus("train_hifigan") == pipeline.gpus("finetune_hifigan") == 3
     assert pipeline.gpus("features") == 0
 
@@ -104,7 +106,8 @@ def test_old_underscored_command_names_still_work(capsys):
 
 
 def test_source_closure_follows_package_imports():
-    files = {path.relative_to(REPO / "src").as_posix() for path in wiring.source_files("tts_pipeline.stages.manifest")}
+    closure = code_hash.source_files("tts_pipeline.stages.manifest")
+    files = {path.relative_to(REPO / "src").as_posix() for path in closure}
     for expected in (
         "tts_pipeline/stages/manifest.py",
         "tts_pipeline/stages/common.py",
@@ -113,7 +116,7 @@ def test_source_closure_follows_package_imports():
         "tts_pipeline/__init__.py",
     ):
         assert expected in files
-    assert "tts_pipeline/wiring.py" not in files
+    assert not any(name.startswith("tts_pipeline/workflow/") for name in files)
     assert "tts_pipeline/stage_table.py" not in files, "a new row must not rerun every stage"
 
 
@@ -131,19 +134,19 @@ def test_code_hash_changes_with_an_imported_module(tmp_path, monkeypatch):
     monkeypatch.setitem(stage_table.BY_RULE, "fake", stage_table.Stage("fake", "tts_pipeline.stages.fake", ()))
 
     def fresh_hash() -> str:
-        wiring.source_files.cache_clear()
-        return wiring.code_hash("fake")
+        code_hash.source_files.cache_clear()
+        return code_hash.code_hash("fake")
 
     first = fresh_hash()
     (package / "unrelated.py").write_text("VALUE = 2\n")
     assert fresh_hash() == first
     (package / "helper.py").write_text("VALUE = 2\n")
     assert fresh_hash() != first
-    wiring.source_files.cache_clear()
+    code_hash.source_files.cache_clear()
 
 
 def test_paths_follow_the_contract(demo):
-    paths = wiring.Paths(parse_config(demo))
+    paths = Paths(parse_config(demo))
     assert paths.manifest("train") == "results/demo/data/manifest.train.jsonl"
     assert paths.validation == "results/demo/data/validation.json"
     assert paths.corpus_record == "resources/demo/corpus.json"
@@ -176,7 +179,7 @@ def test_fastpitch_settings_reach_fastpitch_stages_and_not_the_vocoder(demo):
 
 
 def test_pretrained_checkpoints_replace_the_training_outputs(demo):
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     trained = pipeline.all_targets()
     assert pipeline.fastpitch_model() == pipeline.paths.fastpitch_model
     assert pipeline.hifigan_init() == {"init": pipeline.paths.hifigan_state}
@@ -184,7 +187,7 @@ def test_pretrained_checkpoints_replace_the_training_outputs(demo):
 
     demo["fastpitch"]["checkpoint"] = "pretrained/fastpitch.pt"
     demo["hifigan"]["checkpoint"] = "pretrained/hifigan.pt"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert pipeline.fastpitch_model() == "pretrained/fastpitch.pt"
     assert pipeline.hifigan_model() == pipeline.hifigan_init()["init"] == "pretrained/hifigan.pt"
     targets = pipeline.all_targets()
@@ -195,13 +198,13 @@ def test_pretrained_checkpoints_replace_the_training_outputs(demo):
 
 def test_shipped_files_are_found_from_any_working_directory(demo, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    pipeline = wiring.Pipeline(demo, repository=REPO)
+    pipeline = Pipeline(demo, repository=REPO)
     assert pipeline.inference_phrases() == str(REPO / "config/phrases/demo.txt")
     (tmp_path / "config/phrases").mkdir(parents=True)
     (tmp_path / "config/phrases/demo.txt").write_text("a|A sentence.\n")
     assert pipeline.inference_phrases() == "config/phrases/demo.txt", "a local file wins"
     demo["inference"]["phrases"] = None
-    assert wiring.Pipeline(demo).inference_phrases() == "results/demo/data/manifest.val.jsonl"
+    assert Pipeline(demo).inference_phrases() == "results/demo/data/manifest.val.jsonl"
 
 
 def test_check_config_prints_a_stage_section(capsys):
@@ -218,7 +221,7 @@ def test_published_discriminators_reach_fine_tuning_only(demo):
     before = _params(demo)
     demo["hifigan"]["checkpoint"] = "pretrained/g_02500000"
     demo["hifigan"]["discriminator_checkpoint"] = "pretrained/do_02500000"
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     assert pipeline.hifigan_init() == {"init": "pretrained/g_02500000", "discriminators": "pretrained/do_02500000"}
     after = _params(demo)
     assert after["train_hifigan"] == before["train_hifigan"], "base training does not read them"
@@ -226,7 +229,7 @@ def test_published_discriminators_reach_fine_tuning_only(demo):
 
     del demo["hifigan"]["checkpoint"]
     with pytest.raises(ValueError, match="discriminator_checkpoint: needs hifigan.checkpoint"):
-        wiring.Pipeline(demo)
+        Pipeline(demo)
 
 
 def test_params_functions_read_the_rules_declared_files(demo):
@@ -234,7 +237,7 @@ def test_params_functions_read_the_rules_declared_files(demo):
         def keys(self):  # what Snakemake's named lists answer
             return list(super().keys())
 
-    pipeline = wiring.Pipeline(demo)
+    pipeline = Pipeline(demo)
     given = Files(aligner="R/aligner/model.pt", train="R/data/manifest.train.jsonl")
     assert pipeline.optional_input_option("--aligner", "aligner")(None, given) == ["--aligner", "R/aligner/model.pt"]
     assert pipeline.optional_input_option("--init-discriminators", "discriminators")(None, given) == []

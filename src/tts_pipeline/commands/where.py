@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import load_config
-    from tts_pipeline.wiring import Paths
+    from tts_pipeline.workflow.paths import Paths
 
     config = load_config(args.config)
     paths = Paths(config)

@@ -1,7 +1,7 @@
 """Config of what each job asks a scheduler for (memory, time limit, CPUs) and of running on a cluster.
 
 Every rule declares ``mem_mb``, ``runtime`` and ``cpus_per_task`` from ``cluster.resources.<rule>``
-(``tts_pipeline.cluster.job_resources``). Locally Snakemake only counts them (``--resources
+(``tts_pipeline.workflow.cluster.job_resources``). Locally Snakemake only counts them (``--resources
 mem_mb=N`` caps the sum); the Slurm executor turns them into ``sbatch --mem``, ``-t`` and
 ``--cpus-per-task``. A key left out (or null) takes the rule's default from :data:`DEFAULT_RESOURCES`,
 sized for the LJSpeech recipe of ``config/config.yaml`` (4 GPUs per training job).

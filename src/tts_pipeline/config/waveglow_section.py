@@ -3,7 +3,7 @@ and the pretrained shortcut.
 
 The section is read by ``train_waveglow`` only. WaveGlow is an optional vocoder: the DAG builds it when
 ``inference.vocoder`` is ``waveglow`` or ``waveglow.checkpoint`` names a file, and ``snakemake
-train_waveglow`` trains it on request (see ``tts_pipeline.wiring.Pipeline.uses_waveglow``).
+train_waveglow`` trains it on request (see ``tts_pipeline.workflow.Pipeline.uses_waveglow``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ def add_section_argument(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--section",
         metavar="JSON",
-        help="the config this stage reads, as JSON (the workflow passes it; see tts_pipeline.wiring)",
+        help="the config this stage reads, as JSON (the workflow passes it; see tts_pipeline.workflow)",
     )
     source.add_argument(
         "--config",

@@ -2,12 +2,15 @@
 
 Snakemake's report shows images, PDFs and HTML files inline (anything else is a download link), so the
 benchmark's Markdown becomes an HTML page with real tables. The audio pages, one per clip, are
-:mod:`tts_pipeline.report_clips`'s. Every page is self-contained: the report is one file.
+:mod:`.clips`'s. Every page is self-contained: the report is one file.
 """
 
 from __future__ import annotations
 
 import html
+from pathlib import Path
+
+from tts_pipeline.errors import UserError
 
 STYLE = (
     "body{font-family:sans-serif;margin:1.5em;} table{border-collapse:collapse;margin:1em 0;}"
@@ -66,3 +69,19 @@ def markdown_page(title: str, markdown: str) -> str:
             parts.append(f"<p>{html.escape(stripped)}</p>")
     flush_table()
     return page(title, "\n".join(parts))
+
+
+#: The report's figure items and the plots they are copied from, first pattern found wins. The alignment
+#: item shows the attention the durations came from (aligner, Tacotron 2) or, for TextGrid durations,
+#: which have none, the symbol boundaries over the waveform.
+FIGURES = {"pitch": ("*_mel_pitch.png",), "alignment": ("*alignment*.png", "*_durations.png")}
+
+
+def first_figure(plots: Path, patterns: tuple[str, ...]) -> Path:
+    """The first file (by name) in ``plots`` matching the first of ``patterns`` that matches any;
+    UserError naming the folder and the patterns when none does."""
+    for pattern in patterns:
+        found = sorted(plots.glob(pattern))
+        if found:
+            return found[0]
+    raise UserError(f"report: no {' or '.join(patterns)} figure in {plots} (the features/durations stages write them)")

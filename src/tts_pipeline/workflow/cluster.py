@@ -7,6 +7,7 @@
   jobs run on other hosts; SQLite over a network filesystem loses writes and locks, so the default
   SQLite store is refused there unless ``cluster.allow_sqlite`` says every job runs on this host.
   An MLflow server (``tracking.uri: http://host:5000``) is the store for clusters.
+* :func:`check_cluster_run`: both checks before any job of a cluster executor.
 * :func:`check_folder_names`: Snakemake 9.27 hands a cluster job its input files through a shell
   command it quotes wrongly (``'a \\'b'``), and the Slurm plugin submits it through a shell: a folder
   name with a quote breaks every job, ``$(...)`` or backticks in one run on the submitting host.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tts_pipeline import tracking
 from tts_pipeline.config import PipelineConfig
 from tts_pipeline.config.cluster_sections import DEFAULT_RESOURCES
 from tts_pipeline.errors import UserError
@@ -97,3 +99,11 @@ def check_folder_names(config: PipelineConfig, executor: str, workdir: str | Pat
                 "safely. Choose a folder name without quotes, $, backticks or backslashes (spaces are fine), "
                 "or run locally."
             )
+
+
+def check_cluster_run(config: PipelineConfig, workflow: Any) -> None:
+    """Before any job of a cluster executor: refuse a SQLite MLflow store (``cluster.allow_sqlite``)
+    and folder names the jobs' commands would mangle (:func:`check_folder_names`)."""
+    executor = executor_name(workflow)
+    check_folder_names(config, executor)
+    check_tracking_store(config, tracking.TrackingSettings.from_config(config).uri, executor)

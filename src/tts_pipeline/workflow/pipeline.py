@@ -1,0 +1,197 @@
+"""The object the Snakefile holds: the validated config, its paths, each rule's params and DAG choices.
+
+The workflow files hold no logic; everything here is plain Python and tested. A rule's ``params``
+carry (1) the JSON of exactly the config it reads (:func:`tts_pipeline.stage_table.stage_params`) and
+(2) a hash of the package source files its stage imports (:mod:`.code_hash`), so Snakemake reruns a
+stage when either changes, and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tts_pipeline import stage_table
+from tts_pipeline.config import check_folders, parse_config
+from tts_pipeline.workflow import cluster, parent_run
+from tts_pipeline.workflow.code_hash import code_hash
+from tts_pipeline.workflow.paths import Paths
+
+
+class Pipeline:
+    """The validated config plus everything rules need from it."""
+
+    def __init__(
+        self, raw_config: dict[str, Any], source: str = "snakemake config", repository: str | Path | None = None
+    ) -> None:
+        self.config = parse_config(raw_config, source=source)
+        check_folders(self.config, source=source)
+        self.paths = Paths(self.config)
+        self.repository = Path(repository) if repository is not None else None
+
+    def shipped(self, path: str) -> str:
+        """A file the config names: as given when it exists (relative to the working directory), else
+        the repository's copy (``config/phrases/...`` ship with it), so ``--directory`` runs find them."""
+        if Path(path).is_absolute() or Path(path).exists() or self.repository is None:
+            return path
+        candidate = self.repository / path
+        return str(candidate) if candidate.exists() else path
+
+    # A stage takes folders (manifests, features); the rule derives each from a declared input or
+    # output file at run time rather than naming it, so that the folder follows the file wherever a
+    # storage plugin or a remote executor puts it (``snakemake --lint`` checks this).
+    @staticmethod
+    def input_folder(name: str) -> Callable[..., str]:
+        """A params function: the folder of the rule's input ``name``."""
+        return lambda wildcards, input: str(Path(input[name]).parent)
+
+    @staticmethod
+    def output_folder(name: str) -> Callable[..., str]:
+        """A params function: the folder of the rule's output ``name``."""
+        return lambda wildcards, output: str(Path(output[name]).parent)
+
+    @staticmethod
+    def optional_input_option(option: str, name: str) -> Callable[..., list[str]]:
+        """A params function: ``[option, <input name>]`` when the rule has that input, else ``[]``.
+
+        For an input only some configs declare (the aligner, published discriminators): quoted with
+        ``:q``, an empty string would vanish in the shell and leave the option without its value."""
+        return lambda wildcards, input: [option, input[name]] if name in input.keys() else []
+
+    def metrics_arguments(self) -> Callable[..., list[str]]:
+        """A params function: ``<stage>=<metrics.json>`` for every training stage in the DAG."""
+        return lambda wildcards, input: [f"{name}={input[name]}" for name in self.training_metrics()]
+
+    def params(self, stage: str) -> str:
+        return stage_table.stage_params(self.config, stage)
+
+    def code(self, stage: str) -> str:
+        return code_hash(stage)
+
+    def all_targets(self) -> list[str]:
+        """What ``rule all`` asks for: the last output of every phase built so far."""
+        targets = [self.paths.validation, self.paths.features_index, self.paths.durations_index]
+        if self.config.fastpitch.checkpoint is None:
+            targets.append(self.paths.fastpitch_metrics)
+        if self.config.hifigan.checkpoint is None:
+            targets.append(self.paths.hifigan_metrics)
+        targets.append(self.paths.report_page("audio"))
+        return targets
+
+    # pretrained shortcut: a checkpoint path in the config stands in for the training rule's output,
+    # so the DAG no longer needs that rule.
+    def fastpitch_model(self) -> str:
+        """The FastPitch model file later stages read: ``fastpitch.checkpoint`` or the trained one."""
+        return self.config.fastpitch.checkpoint or self.paths.fastpitch_model
+
+    def hifigan_model(self) -> str:
+        """The base vocoder: ``hifigan.checkpoint`` or the trained one."""
+        return self.config.hifigan.checkpoint or self.paths.hifigan_model
+
+    def tacotron2_model(self) -> str:
+        """The Tacotron 2 the durations come from: ``tacotron2.checkpoint`` or the trained one."""
+        return self.config.tacotron2.checkpoint or self.paths.tacotron2_model
+
+    def inference_phrases(self) -> str:
+        """The phrase file ``synthesize`` reads: ``inference.phrases``, or the val manifest (devset10)."""
+        phrases = self.config.inference.phrases
+        return self.shipped(phrases) if phrases else self.paths.manifest("val")
+
+    def benchmark_phrases(self) -> str:
+        return self.shipped(self.config.benchmark.phrases)
+
+    def training_metrics(self) -> dict[str, str]:
+        """``metrics.json`` of every training stage in the DAG (a pretrained model has none)."""
+        metrics = {"train_aligner": self.paths.aligner_metrics} if self.config.durations.source == "aligner" else {}
+        if self.config.durations.source == "tacotron2" and self.config.tacotron2.checkpoint is None:
+            metrics["train_tacotron2"] = self.paths.tacotron2_metrics
+        if self.config.hifigan.checkpoint is None:
+            metrics["train_hifigan"] = self.paths.hifigan_metrics
+        if self.config.fastpitch.checkpoint is None:
+            metrics["train_fastpitch"] = self.paths.fastpitch_metrics
+        metrics["finetune_hifigan"] = self.paths.hifigan_finetuned_metrics
+        if self.uses_waveglow and self.config.waveglow.checkpoint is None:
+            metrics["train_waveglow"] = self.paths.waveglow_metrics
+        return metrics
+
+    def benchmark_reference(self) -> str:
+        """What synthesised sentences are compared with: eSpeak NG renders any text of the demo corpus;
+        LJSpeech validation texts (``inference.phrases`` null) have their recordings."""
+        if self.config.inference.phrases is None:
+            return "manifest"
+        return "espeak" if self.config.corpus.source == "demo" else "none"
+
+    def hifigan_init(self) -> dict[str, str]:
+        """What fine-tuning starts from: ``init``, ``hifigan.checkpoint`` or the base run's final
+        checkpoint (with its discriminators); ``discriminators``, ``hifigan.discriminator_checkpoint``
+        when the config names published ones."""
+        inputs = {"init": self.config.hifigan.checkpoint or self.paths.hifigan_state}
+        if self.config.hifigan.discriminator_checkpoint is not None:
+            inputs["discriminators"] = self.config.hifigan.discriminator_checkpoint
+        return inputs
+
+    def durations_inputs(self) -> dict[str, str]:
+        """The durations stage needs the trained aligner (or Tacotron 2) only when durations come from it."""
+        inputs = {"features": self.paths.features_index, "corpus": self.paths.corpus_record}
+        if self.config.durations.source == "aligner":
+            inputs["aligner"] = self.paths.aligner_model
+        if self.config.durations.source == "tacotron2":
+            inputs["tacotron2"] = self.tacotron2_model()
+        return inputs
+
+    # WaveGlow: an optional vocoder, in the DAG only when synthesis uses it or the config names a
+    # pretrained one (then the benchmark compares it with HiFi-GAN); `snakemake train_waveglow` trains
+    # it on request whatever the config.
+    @property
+    def uses_waveglow(self) -> bool:
+        return self.config.inference.vocoder == "waveglow" or self.config.waveglow.checkpoint is not None
+
+    def waveglow_model(self) -> str:
+        """The WaveGlow model file later stages read: ``waveglow.checkpoint`` or the trained one."""
+        return self.config.waveglow.checkpoint or self.paths.waveglow_model
+
+    def waveglow_inputs(self) -> dict[str, str]:
+        """``{"waveglow": <model>}`` when WaveGlow is in the DAG, else nothing (benchmark, report)."""
+        return {"waveglow": self.waveglow_model()} if self.uses_waveglow else {}
+
+    def synthesis_vocoder(self) -> dict[str, str]:
+        """The vocoder ``synthesize`` reads, under the input name of ``inference.vocoder``."""
+        if self.config.inference.vocoder == "waveglow":
+            return {"waveglow": self.waveglow_model()}
+        return {"hifigan": self.paths.hifigan_finetuned_model}
+
+    @staticmethod
+    def vocoder_option() -> Callable[..., list[str]]:
+        """A params function: ``["--hifigan", <file>]`` or ``["--waveglow", <file>]``, whichever input the
+        rule has (:meth:`synthesis_vocoder`)."""
+        return lambda wildcards, input: (
+            ["--waveglow", input["waveglow"]] if "waveglow" in input.keys() else ["--hifigan", input["hifigan"]]
+        )
+
+    def durations_batch_size(self) -> int:
+        """Utterances per forward pass of the durations stage (``tacotron2.durations_batch_size`` for
+        Tacotron 2; the aligner's batch of 16 otherwise)."""
+        return self.config.tacotron2.durations_batch_size if self.config.durations.source == "tacotron2" else 16
+
+    def gpus(self, stage: str) -> int:
+        """GPUs a stage asks for (``resources: gpu``); Snakemake caps it at ``--resources gpu=N``."""
+        key = stage_table.stage(stage).gpus
+        return 0 if key is None else int(stage_table.lookup(self.config, key))
+
+    # tracking hooks (parent_run.py) and cluster checks (cluster.py), for the Snakefile's handlers
+    def export_tracking_env(self) -> None:
+        parent_run.export_tracking_env(self.config)
+
+    def open_parent_run(self) -> None:
+        parent_run.open_parent_run(self.config)
+
+    def close_parent_run(self, status: str) -> None:
+        parent_run.close_parent_run(self.config, self.paths, self.training_metrics(), status)
+
+    def job_resources(self, stage: str) -> dict[str, int]:
+        """``mem_mb``, ``runtime`` (minutes) and ``cpus_per_task`` of a rule (``cluster.resources``)."""
+        return cluster.job_resources(self.config, stage)
+
+    def check_cluster_run(self, workflow: Any) -> None:
+        cluster.check_cluster_run(self.config, workflow)
