@@ -12,13 +12,18 @@ How the pieces meet:
   work in :func:`stage_run`, a child run of the parent.
 - ``onsuccess`` / ``onerror`` call :func:`close_parent_run`.
 
+Tracking is a side channel: a tracking server that goes away during a job warns once and delays the
+job's calls until it is back; it never stops the job nor the workflow's end hooks.
+
 Modules: :mod:`.settings` (where and whether to log), :mod:`.client` (the locked store client),
-:mod:`.tags` (tags and params), :mod:`.runs` (parent and child runs), :mod:`.queries` (reading runs).
+:mod:`.tags` (tags and params), :mod:`.runs` (parent and child runs), :mod:`.sink` (a job's logging
+handle), :mod:`.outbox` (calls that wait out an outage), :mod:`.outages` (what counts as one),
+:mod:`.queries` (reading runs).
 """
 
 from tts_pipeline.tracking.client import LockedClient, ui_url
 from tts_pipeline.tracking.queries import experiment_id, find_child_runs, get_run, metric_history
-from tts_pipeline.tracking.runs import StageRun, close_parent_run, open_parent_run, stage_run
+from tts_pipeline.tracking.runs import close_parent_run, open_parent_run, stage_run
 from tts_pipeline.tracking.settings import (
     ARTIFACTS_DIR,
     DB_NAME,
@@ -33,6 +38,7 @@ from tts_pipeline.tracking.settings import (
     default_uri,
     settings_from_env,
 )
+from tts_pipeline.tracking.sink import StageRun
 from tts_pipeline.tracking.tags import flatten_params, git_commit
 
 __all__ = [

@@ -1,24 +1,27 @@
-"""Runs: the workflow's parent run (one per invocation) and each job's child run (:func:`stage_run`)."""
+"""Runs: the workflow's parent run (one per invocation) and each job's child run (:func:`stage_run`).
+
+A tracking server that is away never ends a job nor the workflow's end hooks: a job's calls wait in
+its outbox (:mod:`.outbox`), and the parent run's end warns (:func:`close_parent_run`).
+"""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from tts_pipeline.config import PipelineConfig, config_hash
 from tts_pipeline.errors import UserError
 from tts_pipeline.tracking.client import LockedClient, find_experiment_id
-from tts_pipeline.tracking.names import dashboard_name
+from tts_pipeline.tracking.outages import describe, is_unreachable
 from tts_pipeline.tracking.process import owner_is_gone, this_process_tags
 from tts_pipeline.tracking.settings import (
     ENV_ENABLED,
@@ -29,14 +32,13 @@ from tts_pipeline.tracking.settings import (
     parse_bool,
     settings_from_env,
 )
+from tts_pipeline.tracking.sink import StageRun, dataset_input
 from tts_pipeline.tracking.tags import chunks, clean_tags, flatten_params, git_commit, standard_tags
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -121,7 +123,8 @@ def close_parent_run(
     A parent run whose invocation ran no tracked job is deleted instead: an invocation with nothing
     to do leaves no trace in the runs table. Job runs still RUNNING (a job killed from outside, which
     could not end its own run) end with the workflow's status (KILLED when the workflow finished).
-    A no-op when tracking is off or no parent run is open.
+    A no-op when tracking is off or no parent run is open. A server that does not answer is warned
+    about, not raised: the workflow's result stands without it.
     """
     if status not in RUN_STATUSES:
         raise UserError(f"run status: expected one of {', '.join(RUN_STATUSES)}, got {status!r}")
@@ -157,7 +160,19 @@ def close_parent_run(
                 client.log_batch(run_id, metrics=chunk)
         client.set_terminated(run_id, status=status)
 
-    LockedClient(uri).call(close)
+    try:
+        LockedClient(uri).call(close)
+    except Exception as error:
+        if not is_unreachable(error):
+            raise
+        log.warning(
+            "MLflow tracking server %s is unreachable (%s): the workflow's run %s is not ended %s there; the "
+            "next workflow run that reaches the server ends it KILLED, and its job runs with it",
+            uri,
+            describe(error),
+            run_id,
+            status,
+        )
 
 
 def end_orphaned_runs(client: MlflowClient, experiment_id: str) -> list[str]:
@@ -215,112 +230,6 @@ def _log_params(client: MlflowClient, run_id: str, params: Mapping[str, Any]) ->
 # --------------------------------------------------------------------------------------------------
 # child run (one per job)
 # --------------------------------------------------------------------------------------------------
-
-
-class StageRun:
-    """Logging handle of one job's run. Every method is a no-op when the run is inactive (tracking
-    off, or a process other than rank 0).
-
-    Attributes:
-        run_id: The MLflow run, or None when inactive.
-        earlier_params: Params the run already had (a resumed run); :meth:`log_params` keeps them.
-    """
-
-    def __init__(
-        self,
-        client: LockedClient | None = None,
-        run_id: str | None = None,
-        earlier_params: Mapping[str, str] | None = None,
-    ) -> None:
-        self._client = client
-        self.run_id = run_id
-        self.earlier_params = dict(earlier_params or {})
-
-    @property
-    def active(self) -> bool:
-        return self._client is not None and self.run_id is not None
-
-    def log_params(self, params: Mapping[str, Any]) -> None:
-        """Log parameters; nested mappings are flattened to dotted keys.
-
-        MLflow never changes a logged param. A resumed run whose settings changed in a way that keeps
-        its weights (more epochs) keeps the first values as params and gets the new ones as the tag
-        ``changed_on_resume`` (``hifigan.epochs: 2 -> 4``).
-        """
-        if not self.active:
-            return
-        from mlflow.entities import Param
-        from mlflow.utils.validation import MAX_PARAMS_TAGS_PER_BATCH
-
-        flat = flatten_params(params)
-        changed = {k: v for k, v in flat.items() if k in self.earlier_params and self.earlier_params[k] != v}
-        entries = [Param(key, value) for key, value in flat.items() if key not in self.earlier_params]
-        for chunk in chunks(entries, MAX_PARAMS_TAGS_PER_BATCH):
-            self._call(lambda client, chunk=chunk: client.log_batch(self.run_id, params=chunk))
-        self.earlier_params.update({entry.key: entry.value for entry in entries})
-        if changed:
-            text = "; ".join(f"{key}: {self.earlier_params[key]} -> {value}" for key, value in changed.items())
-            self.set_tags({"changed_on_resume": text})
-
-    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        """Log scalar metrics at ``step`` (0 when not given), under their dashboard names
-        (:func:`~tts_pipeline.tracking.names.dashboard_name`: ``train_loss`` -> ``train/loss``)."""
-        if not self.active or not metrics:
-            return
-        from mlflow.entities import Metric
-        from mlflow.utils.validation import MAX_METRICS_PER_BATCH
-
-        timestamp = int(time.time() * 1000)
-        entries = [Metric(dashboard_name(key), float(value), timestamp, step or 0) for key, value in metrics.items()]
-        for chunk in chunks(entries, MAX_METRICS_PER_BATCH):
-            self._call(lambda client, chunk=chunk: client.log_batch(self.run_id, metrics=chunk))
-
-    def set_tags(self, tags: Mapping[str, Any]) -> None:
-        """Set (or overwrite) run tags."""
-        if not self.active or not tags:
-            return
-        from mlflow.entities import RunTag
-
-        entries = [RunTag(key, value) for key, value in clean_tags(tags).items()]
-        self._call(lambda client: client.log_batch(self.run_id, tags=entries))
-
-    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
-        """Copy a file or folder into the run's artifacts (under ``artifact_path`` if given)."""
-        if not self.active:
-            return
-        if not Path(path).exists():
-            raise FileNotFoundError(f"artifact to log does not exist: {path}")
-        self._call(lambda client: client.log_artifact(self.run_id, str(path), artifact_path))
-
-    def log_dict(self, obj: Any, name: str) -> None:
-        """Save ``obj`` as the artifact ``name`` (JSON, or YAML if the name ends in .yaml/.yml)."""
-        if not self.active:
-            return
-        self._call(lambda client: client.log_dict(self.run_id, obj, name))
-
-    def log_dataset(self, name: str, files: Sequence[str | Path], context: str = "training") -> None:
-        """Record the data the run read (MLflow's Dataset column): ``name``, a digest of ``files``'
-        bytes (the manifests: the same utterances give the same digest) and where they are."""
-        if not self.active or not files:
-            return
-        entry = dataset_input(name, files, context)
-        self._call(lambda client: client.log_inputs(self.run_id, datasets=[entry]))
-
-    def _call(self, operation: Callable[[MlflowClient], T]) -> T:
-        assert self._client is not None
-        return self._client.call(operation)
-
-
-def dataset_input(name: str, files: Sequence[str | Path], context: str = "training") -> Any:
-    """An MLflow dataset input: ``name``, a digest of ``files``' bytes, the folder they are in."""
-    from mlflow.entities import Dataset, DatasetInput, InputTag
-
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(Path(path).read_bytes())
-    source = str(Path(files[0]).resolve().parent)
-    dataset = Dataset(name=name, digest=digest.hexdigest()[:16], source_type="local", source=source)
-    return DatasetInput(dataset, tags=[InputTag(key="mlflow.data.context", value=context)])
 
 
 def _rank_from_env(environ: Mapping[str, str] | None = None) -> int:
@@ -390,7 +299,9 @@ def stage_run(
         rank: Distributed rank; default ``$RANK`` or 0. Only rank 0 logs.
 
     Yields:
-        A :class:`StageRun`; inactive (every call a no-op) with tracking off or on other ranks.
+        A :class:`StageRun`; inactive (every call a no-op) with tracking off, on other ranks, or when
+        the tracking server cannot be reached to open the run (a warning says so). Once the run is
+        open, a server that goes away only delays its calls (:mod:`.outbox`).
         An exception in the block ends the run FAILED (KILLED for Ctrl-C) and propagates.
     """
     if rank is None:
@@ -414,7 +325,21 @@ def stage_run(
             **(tags or {}),
         }
     )
-    child_id, earlier_params = client.call(lambda c: _start_child(c, settings, stage, run_tags, run_id))
+    try:
+        # MLflow's full retry budget here: the job has not started, and a run made later could not
+        # be found by the checkpoints that name it
+        started = client.call(lambda c: _start_child(c, settings, stage, run_tags, run_id))
+    except Exception as error:
+        if not is_unreachable(error):
+            raise
+        log.warning(
+            "MLflow tracking server %s is unreachable (%s): %s runs untracked", settings.uri, describe(error), stage
+        )
+        started = None
+    if started is None:
+        yield StageRun()
+        return
+    child_id, earlier_params = started
     run = StageRun(client, child_id, earlier_params)
     try:
         run.log_params(section)
@@ -422,14 +347,9 @@ def stage_run(
         yield run
     except BaseException as error:
         status = "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
-        _end_quietly(client, child_id, status)
+        try:
+            run.end(status)
+        except Exception as end_error:  # the stage's own error matters more than this one
+            log.warning("could not mark MLflow run %s %s: %s", child_id, status, end_error)
         raise
-    client.call(lambda c: c.set_terminated(child_id, status="FINISHED"))
-
-
-def _end_quietly(client: LockedClient, run_id: str, status: str) -> None:
-    """Mark a run ended without masking the exception that ended it."""
-    try:
-        client.call(lambda c: c.set_terminated(run_id, status=status))
-    except Exception as error:  # the stage's own error matters more than this one
-        log.warning("could not mark MLflow run %s %s: %s", run_id, status, error)
+    run.end("FINISHED")

@@ -6,6 +6,7 @@ first job and ends with the figures the outputs hold then (:mod:`.run_summary`) 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +15,8 @@ from tts_pipeline import stage_table, tracking
 from tts_pipeline.config import PipelineConfig
 from tts_pipeline.workflow.paths import Paths
 from tts_pipeline.workflow.run_summary import workflow_summary
+
+log = logging.getLogger(__name__)
 
 
 def export_tracking_env(config: PipelineConfig) -> None:
@@ -34,7 +37,17 @@ def close_parent_run(config: PipelineConfig, paths: Paths, training_metrics: Map
     """End the parent run with the figures the outputs hold now, and each job's log on its run.
 
     ``training_metrics`` maps each training rule in the DAG (``train_hifigan``, ...) to its ``metrics.json``.
+
+    Runs in the workflow's end hooks, so it warns instead of raising: the workflow's own result (its
+    outputs, its exit status) stands whatever happens to its record in the tracking store.
     """
+    try:
+        _close_parent_run(config, paths, training_metrics, status)
+    except Exception as error:
+        log.warning("could not end the workflow's MLflow run %s: %s: %s", status, type(error).__name__, error)
+
+
+def _close_parent_run(config: PipelineConfig, paths: Paths, training_metrics: Mapping[str, str], status: str) -> None:
     trainings = {name.removeprefix("train_"): path for name, path in training_metrics.items()}
     summary = workflow_summary(validation=paths.validation, trainings=trainings, benchmark=paths.benchmark_json)
     logs = {row.rule: paths.log(row.rule) for row in stage_table.STAGES}
