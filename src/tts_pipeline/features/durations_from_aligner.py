@@ -14,7 +14,8 @@ import numpy as np
 
 from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames, write_symbol_files
+from tts_pipeline.features.duration_batches import DurationJob, pad_batch, write_in_batches
+from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames
 
 log = logging.getLogger(__name__)
 
@@ -53,17 +54,12 @@ def align_batch(
 
     from tts_pipeline.features.durations import durations_from_attention
 
-    text_lengths = [len(text) for text in texts]
-    mel_lengths = [mel.shape[1] for mel in mels]
-    batch, n_mels = len(texts), mels[0].shape[0]
-    text = np.zeros((batch, max(text_lengths)), dtype=np.int64)
-    mel = np.zeros((batch, n_mels, max(mel_lengths)), dtype=np.float32)
-    prior = np.zeros((batch, max(mel_lengths), max(text_lengths)), dtype=np.float32) if prior_fn is not None else None
-    for index, (ids, features) in enumerate(zip(texts, mels, strict=True)):
-        text[index, : len(ids)] = ids
-        mel[index, :, : features.shape[1]] = features
-        if prior is not None:
-            prior[index, : features.shape[1], : len(ids)] = prior_fn(features.shape[1], len(ids))
+    text, mel, text_lengths, mel_lengths = pad_batch(texts, mels)
+    prior = None
+    if prior_fn is not None:
+        prior = np.zeros((len(texts), max(mel_lengths), max(text_lengths)), dtype=np.float32)
+        for index, (n_frames, n_tokens) in enumerate(zip(mel_lengths, text_lengths, strict=True)):
+            prior[index, :n_frames, :n_tokens] = prior_fn(n_frames, n_tokens)
     with torch.no_grad():
         output = model(
             torch.from_numpy(text),
@@ -135,7 +131,7 @@ def durations_from_aligner(
     model = model.to("cpu").eval()
     symbols, table = _checked_symbols(info, aligner_path, symbol_set)
     prior_fn = _prior_fn(info, aligner_path)
-    jobs: list[tuple[int, Utterance, list[int]]] = []
+    jobs: list[DurationJob] = []
     for utterance in utterances:
         ids = encode(utterance.text, symbols, symbol_set)
         n_frames = mel_frames(layout, utterance.id)
@@ -143,16 +139,8 @@ def durations_from_aligner(
             raise UserError(
                 f"{utterance.id}: {len(ids)} symbols for {n_frames} mel frames; MAS needs 1 <= symbols <= frames"
             )
-        jobs.append((n_frames, utterance, ids))
-    # Similar lengths share a batch (little padding); the order is fixed, so reruns give the same batches.
-    jobs.sort(key=lambda job: (job[0], job[1].id))
+        jobs.append(DurationJob(n_frames, utterance, ids))
     log.info("aligner (%s, %s): %d utterances, batch %d, %d CPU threads", symbols, symbol_set, len(jobs),
              batch_size, torch.get_num_threads())  # fmt: skip
-    for start in range(0, len(jobs), batch_size):
-        batch = jobs[start : start + batch_size]
-        mels = [np.load(layout.mel(utterance.id)) for _, utterance, _ in batch]
-        durations = align_batch(model, [ids for _, _, ids in batch], mels, prior_fn)
-        for (n_frames, utterance, ids), duration in zip(batch, durations, strict=True):
-            write_symbol_files(layout, utterance.id, duration, np.asarray(ids, dtype=np.int32), n_frames)
-            counts[utterance.split].add(duration, n_frames)
+    write_in_batches(jobs, layout, batch_size, counts, lambda texts, mels: align_batch(model, texts, mels, prior_fn))
     return {"symbols_kind": symbols, "symbol_set": symbol_set, "symbols": table}

@@ -20,7 +20,8 @@ import numpy as np
 
 from tts_pipeline.data.feature_layout import FeatureLayout
 from tts_pipeline.errors import UserError
-from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames, write_symbol_files
+from tts_pipeline.features.duration_batches import DurationJob, pad_batch, write_in_batches
+from tts_pipeline.features.symbol_files import SplitCounts, Utterance, mel_frames
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +52,7 @@ def teacher_forced_attention(
     """
     import torch
 
-    text_lengths = [len(text) for text in texts]
-    mel_lengths = [mel.shape[1] for mel in mels]
-    batch, n_mels = len(texts), mels[0].shape[0]
-    text = np.zeros((batch, max(text_lengths)), dtype=np.int64)
-    mel = np.zeros((batch, n_mels, max(mel_lengths)), dtype=np.float32)
-    for index, (ids, features) in enumerate(zip(texts, mels, strict=True)):
-        text[index, : len(ids)] = ids
-        mel[index, :, : features.shape[1]] = features
+    text, mel, text_lengths, mel_lengths = pad_batch(texts, mels)
     with torch.no_grad():
         output = model(
             torch.from_numpy(text), torch.tensor(text_lengths), torch.from_numpy(mel), torch.tensor(mel_lengths)
@@ -122,22 +116,15 @@ def durations_from_tacotron2(
             f"but audio.n_mel_channels is {n_mels}"
         )
     symbols, table = model_text(info, model_path, symbol_set)
-    jobs: list[tuple[int, Utterance, list[int]]] = []
+    jobs: list[DurationJob] = []
     for utterance in utterances:
         ids = encode(utterance.text, symbols, symbol_set)
         if not ids:
             raise UserError(f"{utterance.id}: text {utterance.text!r} encodes to no symbols")
-        jobs.append((mel_frames(layout, utterance.id), utterance, ids))
-    # Similar lengths share a batch (little padding); the order is fixed, so reruns give the same batches.
-    jobs.sort(key=lambda job: (job[0], job[1].id))
+        jobs.append(DurationJob(mel_frames(layout, utterance.id), utterance, ids))
     log.info("tacotron2 (%s, %s): %d utterances, batch %d, %d CPU threads", symbols, symbol_set, len(jobs),
              batch_size, torch.get_num_threads())  # fmt: skip
+    # The prenet's dropout stays on in eval mode: a fixed seed makes reruns give the same durations.
     torch.manual_seed(SEED)
-    for start in range(0, len(jobs), batch_size):
-        batch = jobs[start : start + batch_size]
-        mels = [np.load(layout.mel(utterance.id)) for _, utterance, _ in batch]
-        durations = align_batch(model, [ids for _, _, ids in batch], mels)
-        for (n_frames, utterance, ids), duration in zip(batch, durations, strict=True):
-            write_symbol_files(layout, utterance.id, duration, np.asarray(ids, dtype=np.int32), n_frames)
-            counts[utterance.split].add(duration, n_frames)
+    write_in_batches(jobs, layout, batch_size, counts, lambda texts, mels: align_batch(model, texts, mels))
     return {"symbols_kind": symbols, "symbol_set": symbol_set, "symbols": table}

@@ -4,6 +4,10 @@ FastPitch's training forward with the ground-truth durations, per-token pitch an
 eval mode) on a :class:`~tts_pipeline.models.fastpitch.data.FastPitchDataset`; each output is float32
 ``(n_mels, T)`` cropped to the utterance's ``T``, the frame count of its ground-truth mel. The
 folder's ``model.json`` names the model file (by hash) that its arrays come from.
+
+Several processes share the work (:func:`extract_sharded`: every ``world``-th utterance each) and sum
+their figures, from which :func:`mels_index` makes the folder's index. The inputs come from
+:mod:`tts_pipeline.features.fastpitch_teacher`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from tts_pipeline.errors import UserError
+from tts_pipeline.features.fastpitch_teacher import SPLITS
 from tts_pipeline.files import save_npy, sync, write_json
 
 log = logging.getLogger(__name__)
@@ -138,3 +143,98 @@ def mel_mse(dataset: Any, indices: Sequence[int], out_dir: Path) -> tuple[float,
         total += float(np.square(produced - truth).sum())
         count += truth.size
     return total, count
+
+
+@dataclass(frozen=True)
+class ExtractionTotals:
+    """The whole job's figures, summed over processes (as floats: they crossed the wire as such).
+
+    Attributes:
+        n_computed: Utterances whose mel was computed by this run.
+        n_reused: Utterances whose finished mel was kept.
+        frames_computed: Mel frames computed by this run.
+        squared_error: Sum of squared errors of the val mels against their ground truth.
+        elements: Elements those errors are over (the val MSE is ``squared_error / elements``).
+        n_val: Val utterances.
+        seconds: Wall time of the extraction: the slowest process's.
+    """
+
+    n_computed: float
+    n_reused: float
+    frames_computed: float
+    squared_error: float
+    elements: float
+    n_val: float
+    seconds: float
+
+
+def extract_sharded(
+    model: Any,
+    dataset: Any,
+    records: Sequence[dict[str, Any]],
+    context: Any,
+    out_dir: Path,
+    batch_size: int,
+    workers: int = 0,
+) -> ExtractionTotals:
+    """This process's share of the mels (every ``world``-th utterance, :func:`extract_mels`), then
+    its share of the val mel error (:func:`mel_mse`), summed over the processes of ``context`` (a
+    :class:`~tts_pipeline.training.distributed.DistributedContext`). ``records[i]["split"]`` is the
+    split of ``dataset[i]``; ``model`` must be on ``context.device`` in eval mode."""
+    mine = context.shard(len(dataset))
+    started = time.perf_counter()
+    shard = extract_mels(model, dataset, mine, out_dir, batch_size, context.device, workers)
+    context.barrier()
+    seconds = time.perf_counter() - started  # the slowest rank's: the job's wall time
+    val_indices = [index for index in mine if records[index]["split"] == "val"]
+    squared_error, elements = mel_mse(dataset, val_indices, out_dir)
+    figures = context.sum_floats(
+        [shard.n_computed, shard.n_reused, shard.frames_computed, squared_error, elements, len(val_indices)]
+    )
+    return ExtractionTotals(*figures, seconds=seconds)
+
+
+def mels_index(
+    totals: ExtractionTotals,
+    *,
+    model_path: Path,
+    model_hash: str,
+    info: Any,
+    dataset: Any,
+    records: Sequence[dict[str, Any]],
+    world_size: int,
+    device: Any,
+    batch_size: int,
+) -> dict[str, Any]:
+    """The folder's ``index.json``: the model, counts per split, frames and hours of audio, wall time,
+    seconds per hour of audio computed, and the val mel MSE (None without val utterances).
+
+    ``info`` is the model's :class:`~tts_pipeline.models.fastpitch.model_file.FastPitchInfo`; hours
+    count ``hop_length / sampling_rate`` seconds per frame.
+    """
+    hop_s = info.audio.hop_length / info.audio.sampling_rate
+    frames = sum(dataset.mel_lengths)
+    hours = frames * hop_s / 3600
+    hours_computed = totals.frames_computed * hop_s / 3600
+    return {
+        "model": str(model_path),
+        "model_sha256": model_hash,
+        "model_step": info.step,
+        "count": len(dataset),
+        "splits": {split: sum(r["split"] == split for r in records) for split in SPLITS},
+        "n_computed": int(totals.n_computed),
+        "n_reused": int(totals.n_reused),
+        "frames": frames,
+        "audio_seconds": hours * 3600,
+        "audio_hours": hours,
+        "audio_hours_computed": hours_computed,
+        "seconds": totals.seconds,
+        "seconds_per_hour_of_audio": totals.seconds / hours_computed if hours_computed > 0 else None,
+        "world_size": world_size,
+        "device": str(device),
+        "batch_size": batch_size,
+        "n_val": int(totals.n_val),
+        "val_mel_mse": totals.squared_error / totals.elements if totals.elements else None,
+        "n_mels": info.audio.n_mel_channels,
+        "dtype": "float32",
+    }

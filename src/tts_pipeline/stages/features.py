@@ -18,8 +18,6 @@ from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, 
 
 log = logging.getLogger(__name__)
 
-SPLITS = ("train", "val", "test")
-STATS_SPLIT = "train"
 N_FIGURES = 3  # validation utterances drawn (mel with f0) for MLflow
 
 
@@ -38,82 +36,34 @@ def _dataset_name(record: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> None:
-    from tts_pipeline import files
     from tts_pipeline.config import AudioConfig, PitchConfig, parse_section
-    from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.errors import UserError
-    from tts_pipeline.features.extract import Utterance, extract_all
-    from tts_pipeline.features.pitch import PitchMoments
+    from tts_pipeline.data.feature_layout import FeatureLayout
+    from tts_pipeline.features.extract import extract_all
+    from tts_pipeline.features.feature_set import STATS_SPLIT, pitch_statistics, read_manifest_utterances, write_index
+    from tts_pipeline.features.figures import mel_pitch_figures
 
     payload = load_stage_section(args, "features")
     audio_cfg: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     pitch_cfg: PitchConfig = parse_section(PitchConfig, payload["pitch"], "pitch")
-
-    utterances: list[Utterance] = []
-    records_by_split: dict[str, list[dict]] = {}
-    for split in SPLITS:
-        path = manifest_path(args.manifest_dir, split)
-        if not path.is_file():
-            raise UserError(f"--manifest-dir: {path} not found (the manifest stage writes it)")
-        records_by_split[split] = read_manifest(path)
-        for record in records_by_split[split]:
-            try:
-                utterances.append(Utterance.from_record(record, split))
-            except (KeyError, TypeError, ValueError) as error:
-                raise UserError(f"{path}: record {record.get('id', '?')} lacks a usable field ({error})") from None
-            if int(record.get("sample_rate", audio_cfg.sampling_rate)) != audio_cfg.sampling_rate:
-                raise UserError(
-                    f"{path}: utterance {record['id']} is at {record['sample_rate']} Hz, expected "
-                    f"audio.sampling_rate = {audio_cfg.sampling_rate}"
-                )
-    if not any(u.split == STATS_SPLIT for u in utterances):
-        raise UserError(f"{manifest_path(args.manifest_dir, STATS_SPLIT)}: no training utterances for pitch statistics")
+    manifests = read_manifest_utterances(args.manifest_dir, audio_cfg.sampling_rate)
+    utterances = manifests.utterances
 
     # The declared outputs mark a finished run; a rerun removes them first, so a killed rerun never
     # leaves an index that describes arrays which have since been wiped or changed.
     for output in (args.index, args.pitch_stats):
         output.unlink(missing_ok=True)
 
-    from tts_pipeline.data.feature_layout import FeatureLayout
-    from tts_pipeline.features.figures import mel_pitch_figures
-
-    first = next(iter(records_by_split[STATS_SPLIT]))
+    first = next(iter(manifests.records_by_split[STATS_SPLIT]))
     with tracked("features", payload, dataset=_dataset_name(first)) as run_log:
         result = extract_all(
             utterances, args.out_dir, audio_cfg, pitch_cfg, workers=max(1, args.workers), progress=not args.no_progress
         )
-        moments, train_frames, computed_samples = PitchMoments(), 0, 0
-        for utterance, summary in zip(utterances, result.summaries, strict=True):
-            if utterance.split == STATS_SPLIT:
-                moments = moments + PitchMoments(summary.n_voiced, summary.voiced_sum, summary.voiced_sum_sq)
-                train_frames += summary.n_frames
-            computed_samples += utterance.n_samples if summary.computed else 0
-        stats = {
-            **moments.stats(),
-            "n_frames": train_frames,
-            "n_utterances": sum(u.split == STATS_SPLIT for u in utterances),
-            "split": STATS_SPLIT,
-            "method": pitch_cfg.method,
-            "floor_hz": pitch_cfg.floor_hz,
-            "ceiling_hz": pitch_cfg.ceiling_hz,
-        }
-        if stats["n_voiced_frames"] == 0:
-            raise UserError(
-                f"no voiced frame in the {STATS_SPLIT} split: pitch statistics are undefined "
-                f"(check pitch.floor_hz / ceiling_hz / voicing_threshold against the audio)"
-            )
-        files.sync()  # the arrays were written without fsync; make them durable before the index says so
-        files.write_json(args.pitch_stats, stats)
-        files.write_jsonl(
-            args.index,
-            (
-                {"id": s.id, "split": u.split, "n_frames": s.n_frames, "n_voiced": s.n_voiced}
-                for u, s in zip(utterances, result.summaries, strict=True)
-            ),
-        )
+        pitch = pitch_statistics(utterances, result, pitch_cfg)
+        stats = pitch.stats
+        write_index(args.index, args.pitch_stats, utterances, result, stats)
 
         seconds = sum(u.n_samples for u in utterances) / audio_cfg.sampling_rate
-        speed = computed_samples / audio_cfg.sampling_rate / max(result.seconds, 1e-9)  # of what was computed
+        speed = pitch.computed_samples / audio_cfg.sampling_rate / max(result.seconds, 1e-9)  # of what was computed
         run_log.log_metrics(
             {
                 "n_utterances": len(utterances),
@@ -124,11 +74,11 @@ def run(args: argparse.Namespace) -> None:
                 "x_real_time": speed,
                 "pitch_mean_hz": stats["mean"],
                 "pitch_std_hz": stats["std"],
-                "voiced_fraction": stats["n_voiced_frames"] / max(train_frames, 1),
+                "voiced_fraction": stats["n_voiced_frames"] / max(pitch.train_frames, 1),
             }
         )
         run_log.log_artifact(args.pitch_stats)
-        val_records = records_by_split.get("val", [])[:N_FIGURES]
+        val_records = manifests.records_by_split.get("val", [])[:N_FIGURES]
         figures = mel_pitch_figures(val_records, FeatureLayout(args.out_dir), audio_cfg)
         for figure in figures:
             run_log.log_artifact(figure, "plots")

@@ -36,6 +36,7 @@ from torch.utils.data import Dataset
 from tts_pipeline.alignment import symbol_mean
 from tts_pipeline.data.feature_layout import DURATIONS, MELS, SYMBOL_KINDS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
 from tts_pipeline.errors import UserError
+from tts_pipeline.models.mel_batch import MelBatchCounts
 
 if TYPE_CHECKING:
     from tts_pipeline.models.fastpitch import FastPitchInputs
@@ -340,7 +341,7 @@ _BATCH_TENSORS = ("tokens", "token_lengths", "durations", "pitch", "energy", "me
 
 
 @dataclass
-class FastPitchBatch:
+class FastPitchBatch(MelBatchCounts):
     """Padded utterances. Padding is 0 everywhere: pad token, zero duration, zero pitch/energy and an
     all-zero mel frame (the mel loss treats target zeros as padding, reference section 3.4).
 
@@ -363,15 +364,6 @@ class FastPitchBatch:
     energy: torch.Tensor | None
     mels: torch.Tensor
     mel_lengths: torch.Tensor
-
-    @property
-    def size(self) -> int:
-        return len(self.ids)
-
-    @property
-    def frames(self) -> int:
-        """Real (unpadded) mel frames in the batch: the unit of throughput."""
-        return int(self.mel_lengths.sum())
 
     def _map(self, fn: Any) -> FastPitchBatch:
         moved = {name: None if getattr(self, name) is None else fn(getattr(self, name)) for name in _BATCH_TENSORS}

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset
 
+from tts_pipeline.models.mel_batch import MelBatchCounts
 from tts_pipeline.models.tacotron2.loss import gate_targets
 from tts_pipeline.models.text_mel_index import TextMelIndex
 
@@ -58,7 +59,7 @@ class Tacotron2Dataset(Dataset[Tacotron2Item]):
 
 
 @dataclass
-class Tacotron2Batch:
+class Tacotron2Batch(MelBatchCounts):
     """A padded batch.
 
     Attributes:
@@ -76,15 +77,6 @@ class Tacotron2Batch:
     mels: torch.Tensor
     mel_lengths: torch.Tensor
     gates: torch.Tensor
-
-    @property
-    def size(self) -> int:
-        return len(self.ids)
-
-    @property
-    def frames(self) -> int:
-        """Real mel frames (padding excluded)."""
-        return int(self.mel_lengths.sum())
 
     def to(self, device: torch.device | str, non_blocking: bool = False) -> Tacotron2Batch:
         def move(tensor: torch.Tensor) -> torch.Tensor:

@@ -1,7 +1,7 @@
 """Tacotron 2 checkpoints of NVIDIA's DeepLearningExamples recipe, read as they are.
 
 NVIDIA's ``train.py`` (``save_checkpoint``) writes a dict with ``epoch``, ``config`` (the model's
-constructor arguments, the names of :class:`~tts_pipeline.models.tacotron2.model.Tacotron2Config`),
+constructor arguments, the names of :class:`~tts_pipeline.models.tacotron2.config.Tacotron2Config`),
 ``state_dict``, ``optimizer``, ``scaler`` and the random-generator states ``random_rng_states_all`` /
 ``cuda_rng_state_all``. The files NGC publishes (``nvidia_tacotron2pyt_fp16.pt`` / ``_fp32``) have
 the same ``state_dict`` and ``config`` keys, with the weights under a DistributedDataParallel
@@ -24,7 +24,8 @@ import torch
 
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.model_file import ModelFile
-from tts_pipeline.models.tacotron2.model import Tacotron2, Tacotron2Config
+from tts_pipeline.models.tacotron2.config import Tacotron2Config
+from tts_pipeline.models.tacotron2.model import Tacotron2
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ from typing import NamedTuple
 import torch
 from torch.nn import functional as F
 
-from tts_pipeline.models.tacotron2.model import Tacotron2Output, lengths_to_mask
+from tts_pipeline.models.tacotron2.layers import lengths_to_mask
+from tts_pipeline.models.tacotron2.model import Tacotron2Output
 
 
 class Tacotron2LossTerms(NamedTuple):

@@ -1,0 +1,189 @@
+"""Tacotron 2's autoregressive decoder: one mel frame and one stop-gate logit per step.
+
+Each step feeds the previous frame ``(B, n_mels)`` through the prenet, runs the attention LSTM on it
+and the last context, attends over the encoder outputs ``(B, N, E)`` (:mod:`.attention`), runs the
+decoder LSTM on the attention output and the new context, and projects ``[decoder output, context]``
+to a frame and a gate logit. Training reads the ground-truth frames (teacher forcing, ``forward``);
+inference reads its own (``infer``).
+
+Dropout is NVIDIA's: the prenet drops (``p_prenet_dropout``, 0.5) in eval mode too, as the paper
+prescribes for variety at inference; the two LSTM outputs drop with ``p_attention_dropout`` /
+``p_decoder_dropout`` in training only (no zoneout).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from tts_pipeline.models.tacotron2.attention import Attention
+from tts_pipeline.models.tacotron2.config import Tacotron2Config
+from tts_pipeline.models.tacotron2.layers import XavierLinear, lengths_to_mask
+
+__all__ = ["Decoder", "DecoderState", "Prenet"]
+
+
+class Prenet(nn.Module):
+    """Two ReLU layers without bias, each followed by dropout that stays on in eval mode."""
+
+    def __init__(self, cfg: Tacotron2Config) -> None:
+        super().__init__()
+        sizes = [cfg.n_mel_channels * cfg.n_frames_per_step, cfg.prenet_dim, cfg.prenet_dim]
+        self.layers = nn.ModuleList(
+            [XavierLinear(a, b, bias=False) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+        )
+        self.p_dropout = cfg.p_prenet_dropout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(..., n_mels)`` -> ``(..., prenet_dim)``."""
+        for layer in self.layers:
+            x = F.dropout(F.relu(layer(x)), self.p_dropout, training=True)
+        return x
+
+
+class DecoderState(NamedTuple):
+    """The recurrent state between decoder steps (all ``(B, ...)``)."""
+
+    attention_hidden: torch.Tensor
+    attention_cell: torch.Tensor
+    decoder_hidden: torch.Tensor
+    decoder_cell: torch.Tensor
+    weights: torch.Tensor  # (B, N) last step's attention
+    weights_cum: torch.Tensor  # (B, N) sum of all steps' attention
+    context: torch.Tensor  # (B, E) last step's attention context
+
+
+class Decoder(nn.Module):
+    """The autoregressive decoder: prenet, attention LSTM, attention, decoder LSTM, frame and gate."""
+
+    def __init__(self, cfg: Tacotron2Config) -> None:
+        super().__init__()
+        self.cfg = cfg
+        enc = cfg.encoder_embedding_dim
+        self.prenet = Prenet(cfg)
+        self.attention_rnn = nn.LSTMCell(cfg.prenet_dim + enc, cfg.attention_rnn_dim)
+        self.attention_layer = Attention(cfg)
+        self.decoder_rnn = nn.LSTMCell(cfg.attention_rnn_dim + enc, cfg.decoder_rnn_dim)
+        self.linear_projection = XavierLinear(cfg.decoder_rnn_dim + enc, cfg.n_mel_channels * cfg.n_frames_per_step)
+        self.gate_layer = XavierLinear(cfg.decoder_rnn_dim + enc, 1, gain="sigmoid")
+
+    def initial_state(self, memory: torch.Tensor) -> DecoderState:
+        """All-zero state for ``(B, N, E)`` memory."""
+        batch, n_symbols, _ = memory.shape
+
+        def zeros(*shape: int) -> torch.Tensor:
+            return memory.new_zeros(batch, *shape)
+
+        return DecoderState(
+            zeros(self.cfg.attention_rnn_dim),
+            zeros(self.cfg.attention_rnn_dim),
+            zeros(self.cfg.decoder_rnn_dim),
+            zeros(self.cfg.decoder_rnn_dim),
+            zeros(n_symbols),
+            zeros(n_symbols),
+            zeros(self.cfg.encoder_embedding_dim),
+        )
+
+    def step(
+        self,
+        prenet_out: torch.Tensor,
+        state: DecoderState,
+        memory: torch.Tensor,
+        processed_memory: torch.Tensor,
+        padded: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
+        """One decoder step from the prenet output of the previous frame, ``(B, prenet_dim)``.
+
+        Returns ``(B, n_mels)`` frame, ``(B,)`` gate logit and the new state.
+        """
+        attention_hidden, attention_cell = self.attention_rnn(
+            torch.cat((prenet_out, state.context), -1), (state.attention_hidden, state.attention_cell)
+        )
+        attention_hidden = F.dropout(attention_hidden, self.cfg.p_attention_dropout, self.training)
+        context, weights = self.attention_layer(
+            attention_hidden,
+            memory,
+            processed_memory,
+            torch.stack((state.weights, state.weights_cum), dim=1),
+            padded,
+        )
+        decoder_hidden, decoder_cell = self.decoder_rnn(
+            torch.cat((attention_hidden, context), -1), (state.decoder_hidden, state.decoder_cell)
+        )
+        decoder_hidden = F.dropout(decoder_hidden, self.cfg.p_decoder_dropout, self.training)
+        features = torch.cat((decoder_hidden, context), dim=1)
+        frame = self.linear_projection(features)
+        gate = self.gate_layer(features).squeeze(1)
+        weights_cum = state.weights_cum + weights
+        new_state = DecoderState(
+            attention_hidden, attention_cell, decoder_hidden, decoder_cell, weights, weights_cum, context
+        )
+        return frame, gate, new_state
+
+    def forward(
+        self, memory: torch.Tensor, mels: torch.Tensor, memory_lengths: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Teacher-forced decoding: step t reads ground-truth frame t - 1 (an all-zero frame at t = 0).
+
+        Args:
+            memory: ``(B, N, E)`` encoder outputs.
+            mels: ``(B, n_mels, T)`` target log-mels.
+            memory_lengths: ``(B,)`` real symbols per item.
+
+        Returns:
+            ``(B, n_mels, T)`` frames, ``(B, T)`` gate logits and ``(B, T, N)`` attention weights.
+        """
+        # The prenet of the all-zero frame and every target frame at once, time first: the same
+        # dropout draws as NVIDIA's code (which also passes the last frame, though no step reads it).
+        inputs = torch.cat((mels.new_zeros(mels.shape[0], mels.shape[1], 1), mels), dim=2)
+        prenet_out = self.prenet(inputs.permute(2, 0, 1))  # (T + 1, B, prenet_dim)
+        padded = ~lengths_to_mask(memory_lengths, memory.shape[1])
+        processed_memory = self.attention_layer.memory_layer(memory)
+        state = self.initial_state(memory)
+        frames, gates, alignments = [], [], []
+        for t in range(mels.shape[2]):
+            frame, gate, state = self.step(prenet_out[t], state, memory, processed_memory, padded)
+            frames.append(frame)
+            gates.append(gate)
+            alignments.append(state.weights)
+        return torch.stack(frames, dim=2), torch.stack(gates, dim=1), torch.stack(alignments, dim=1)
+
+    def infer(
+        self,
+        memory: torch.Tensor,
+        memory_lengths: torch.Tensor,
+        *,
+        max_decoder_steps: int,
+        gate_threshold: float,
+        early_stopping: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Free-running decoding: each step reads the frame the last one made.
+
+        Stops when every item's gate has passed ``gate_threshold`` (with ``early_stopping``) or after
+        ``max_decoder_steps``. Returns ``(B, n_mels, T)`` frames, ``(B, T)`` gate logits, ``(B, T, N)``
+        weights, ``(B,)`` int64 lengths and ``(B,)`` bool stopped (see
+        :class:`~tts_pipeline.models.tacotron2.model.Tacotron2Inference`).
+        """
+        batch = memory.shape[0]
+        padded = ~lengths_to_mask(memory_lengths, memory.shape[1])
+        processed_memory = self.attention_layer.memory_layer(memory)
+        state = self.initial_state(memory)
+        frame = memory.new_zeros(batch, self.cfg.n_mel_channels * self.cfg.n_frames_per_step)
+        lengths = torch.zeros(batch, dtype=torch.long, device=memory.device)
+        stopped = torch.zeros(batch, dtype=torch.bool, device=memory.device)
+        frames, gates, alignments = [], [], []
+        while True:
+            frame, gate, state = self.step(self.prenet(frame), state, memory, processed_memory, padded)
+            frames.append(frame)
+            gates.append(gate)
+            alignments.append(state.weights)
+            lengths += (~stopped).long()
+            stopped |= torch.sigmoid(gate) > gate_threshold
+            if early_stopping and bool(stopped.all()):
+                break
+            if len(frames) == max_decoder_steps:
+                break
+        return torch.stack(frames, dim=2), torch.stack(gates, dim=1), torch.stack(alignments, dim=1), lengths, stopped
