@@ -19,7 +19,11 @@ from tts_pipeline.models.aligner.data import AlignerDataset
 from tts_pipeline.stages import train_aligner as stage
 from tts_pipeline.text import get_symbols
 from tts_pipeline.training import aligner as trainer
+from tts_pipeline.training.aligner import loop as aligner_loop
+from tts_pipeline.training.aligner import step as aligner_step
 from tts_pipeline.training.checkpoint import CheckpointManager
+from tts_pipeline.training.distributed import DistributedContext
+from tts_pipeline.training.engine import TrainingDiverged
 
 from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
@@ -147,11 +151,11 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
     train_set, val_set = _datasets(manifest_dir, features_dir)
     # batch 3 over 8 items: 3 batches per epoch, so step 4 is in the middle of epoch 2
     cfg = AlignerConfig(embedding_dim=16, attention_dim=8, batch_size=3, max_steps=8, checkpoint_every_n_steps=2)
-    common = {"n_symbols": 148, "n_mels": N_MELS, "device": torch.device("cpu")}
+    common = {"n_symbols": 148, "n_mels": N_MELS, "context": DistributedContext(device=torch.device("cpu"))}
 
     straight = trainer.fit(cfg, train_set, val_set, manager=CheckpointManager(root / "a", "h"), **common)
 
-    def stop_at_4(state: trainer.TrainState) -> None:
+    def stop_at_4(state: trainer.AlignerState) -> None:
         if state.step == 4:
             raise Interrupt
 
@@ -173,7 +177,7 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
 def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(corpus, monkeypatch):
     root, manifest_dir, features_dir = corpus
     calls = {"n": 0}
-    real = trainer.forward_sum_loss
+    real = aligner_step.forward_sum_loss
 
     def poisoned(*args, **kwargs):
         loss = real(*args, **kwargs)
@@ -183,9 +187,9 @@ def test_a_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(cor
                 return loss * float("nan")
         return loss
 
-    monkeypatch.setattr(trainer, "forward_sum_loss", poisoned)
+    monkeypatch.setattr(aligner_step, "forward_sum_loss", poisoned)
     expected = r"non-finite loss \(ctc nan.*\) at step 3 \(epoch 2\).*step-00000002\.pt"
-    with pytest.raises(trainer.TrainingDiverged, match=expected):
+    with pytest.raises(TrainingDiverged, match=expected):
         run_stage(stage_argv(root, manifest_dir, features_dir, section(max_steps=10)))
     manager = CheckpointManager(root / "work" / "train_aligner", "unused")
     assert [p.name for p in manager.paths()] == ["step-00000001.pt", "step-00000002.pt"]
@@ -209,14 +213,14 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
     monkeypatch.setenv("TTS_MLFLOW_EXPERIMENT", "aligner-test")
     monkeypatch.setenv("TTS_LOG_EVERY_N_STEPS", "1")
     argv = stage_argv(root, manifest_dir, features_dir, section(max_steps=5))
-    real_step = trainer.train_step
+    real_step = aligner_loop.train_step
 
     def crash_after_3(state, *args, **kwargs):
         if state.step == 3:
             raise RuntimeError("killed")
         return real_step(state, *args, **kwargs)
 
-    monkeypatch.setattr(trainer, "train_step", crash_after_3)
+    monkeypatch.setattr(aligner_loop, "train_step", crash_after_3)
     with pytest.raises(RuntimeError, match="killed"):
         run_stage(argv)
     work = CheckpointManager(root / "work" / "train_aligner", "unused")
@@ -224,7 +228,7 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
     settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
     assert run_id and tracking.get_run(settings, run_id)["status"] == "FAILED"
 
-    monkeypatch.setattr(trainer, "train_step", real_step)
+    monkeypatch.setattr(aligner_loop, "train_step", real_step)
     assert run_stage(argv)["resumed_from_step"] == 3
     assert torch.load(work.paths()[-1], weights_only=True)["run_id"] == run_id
     summary = tracking.get_run(settings, run_id)

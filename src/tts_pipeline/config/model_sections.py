@@ -7,9 +7,24 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tts_pipeline.config.base import FloatPair, StrictModel
+from tts_pipeline.config.loop_settings import BucketedLoopSettings, EpochLoopSettings, LoopSettings
 
 
-class AlignerConfig(StrictModel):
+class AlignerConfig(
+    LoopSettings.with_defaults(
+        epochs=100,
+        batch_size=16,
+        gpus=0,
+        num_workers=0,
+        keep_checkpoints=3,
+        descriptions={
+            "gpus": "GPUs the rule asks for: 0 = CPU, more = one CUDA device (the aligner trains in one process).",
+            "amp": "Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts the key and query convolutions "
+            "to bfloat16 (distances, attention and losses stay float32); 'fp16' with gradient scaling on CUDA "
+            "(float32 on a CPU).",
+        },
+    )
+):
     """The standalone aligner of FastPitch 1.1 / RAD-TTS, trained to produce durations."""
 
     symbols: Literal["characters", "arpabet"] = Field(
@@ -20,25 +35,14 @@ class AlignerConfig(StrictModel):
     attention_dim: int = Field(80, ge=4, description="Channels of the key/query space.")
     temperature: float = Field(0.0005, gt=0, description="Scale of the negative squared distance scores.")
     prior_scaling: float = Field(1.0, ge=0, description="Beta-binomial prior scaling; 0 disables the prior.")
-    batch_size: int = Field(16, ge=1)
     learning_rate: float = Field(1e-3, gt=0)
     weight_decay: float = Field(1e-6, ge=0)
     grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
-    epochs: int = Field(100, ge=1, description="Training stops after this many epochs ...")
-    max_steps: int | None = Field(None, ge=1, description="... or this many optimiser steps, if set and sooner.")
     binarization_start_epoch: int = Field(0, ge=0, description="Epoch the binarisation loss starts ramping up.")
     binarization_warmup_epochs: int = Field(100, ge=1, description="Epochs over which its weight ramps to 1.")
-    checkpoint_every_n_steps: int = Field(200, ge=1)
-    keep_checkpoints: int = Field(3, ge=1, description="Resumable checkpoints kept in R/work/train_aligner/.")
-    gpus: int = Field(0, ge=0, description="GPUs the rule asks for; 0 = CPU.")
-    amp: Literal["off", "fp16", "bf16"] = Field(
-        "off",
-        description="Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts the key and query convolutions "
-        "to bfloat16 (distances, attention and losses stay float32); 'fp16' with gradient scaling on CUDA "
-        "(float32 on a CPU).",
+    checkpoint_every_n_steps: int = Field(
+        200, ge=1, description="A resumable checkpoint every this many optimiser steps, and when training stops."
     )
-    num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
-    seed: int = 1234
 
 
 class DurationsConfig(StrictModel):
@@ -60,7 +64,19 @@ class DurationsConfig(StrictModel):
 # --------------------------------------------------------------------------------------------------
 
 
-class HiFiGANConfig(StrictModel):
+class HiFiGANConfig(
+    EpochLoopSettings.with_defaults(
+        epochs=6500,
+        global_batch_size=128,
+        batch_size=16,
+        checkpoint_every_n_epochs=10,
+        descriptions={
+            "amp": "Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts the generator and "
+            "discriminators to bfloat16, no gradient scaling (loss mels, STFT and GAN losses stay float32); 'fp16' "
+            "with two gradient scalers on CUDA (float32 on a CPU).",
+        },
+    )
+):
     """HiFi-GAN vocoder: generator shape (jik876's key names), discriminators, NVIDIA's schedule."""
 
     resblock: Literal["1", "2"] = Field("1", description="'1' (v1/v2) or '2' (v3) residual blocks.")
@@ -90,26 +106,10 @@ class HiFiGANConfig(StrictModel):
     adam_betas: FloatPair = (0.8, 0.99)
     weight_decay: float = Field(0.01, ge=0, description="AdamW's default, which the recipe keeps.")
     lr_decay: float = Field(0.9998, gt=0, le=1, description="ExponentialLR gamma, stepped once per epoch.")
-    global_batch_size: int = Field(128, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
-    batch_size: int = Field(16, ge=1, description="Per process and micro-step.")
     segment_size: int = Field(8192, ge=256, description="Audio samples per training item (multiple of hop).")
-    epochs: int = Field(6500, ge=1)
-    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
-    amp: Literal["off", "fp16", "bf16"] = Field(
-        "off",
-        description="Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts the generator and "
-        "discriminators to bfloat16, no gradient scaling (loss mels, STFT and GAN losses stay float32); 'fp16' "
-        "with two gradient scalers on CUDA (float32 on a CPU).",
-    )
-    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
-    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
-    seed: int = 1234
-    validation_every_n_epochs: int = Field(10, ge=1)
     validation_repeats: int = Field(5, ge=1, description="Fixed random segments per validation utterance.")
     samples_every_n_epochs: int = Field(100, ge=1, description="Audio samples of validation clips to MLflow.")
     n_samples: int = Field(5, ge=0)
-    checkpoint_every_n_epochs: int = Field(10, ge=1)
-    keep_checkpoints: int = Field(2, ge=1)
     fine_tune_lr_factor: float = Field(3.0, gt=0, description="Fine-tuning multiplies the restored lr by this.")
     fine_tune_epochs: int = Field(
         3500, ge=1, description="Epochs of fine-tuning on FastPitch mels (the recipe goes from epoch 6500 to 10000)."
@@ -166,7 +166,19 @@ FASTPITCH_MODEL_FIELDS = (
 )
 
 
-class FastPitchConfig(StrictModel):
+class FastPitchConfig(
+    BucketedLoopSettings.with_defaults(
+        epochs=1000,
+        global_batch_size=256,
+        batch_size=32,
+        checkpoint_every_n_epochs=20,
+        descriptions={
+            "amp": "Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts matmuls and convolutions to "
+            "bfloat16 (softmax, LayerNorm and the losses stay float32); 'fp16' with gradient scaling on CUDA "
+            "(float32 on a CPU).",
+        },
+    )
+):
     """FastPitch 1.1 (reference 3.1-3.7): network (NVIDIA's constructor names), loss scales, schedule.
 
     Durations come from the ``durations`` stage, so there is no aligner in the model.
@@ -222,33 +234,6 @@ class FastPitchConfig(StrictModel):
     weight_decay: float = Field(1e-6, ge=0)
     warmup_steps: int = Field(1000, ge=0, description="Noam warm-up: the rate peaks at learning_rate / sqrt(warmup).")
     grad_clip: float = Field(1000.0, gt=0, description="Global gradient-norm clip.")
-    global_batch_size: int = Field(256, ge=1, description="GPUs x batch_size x accumulation; fixed whatever the GPUs.")
-    batch_size: int = Field(32, ge=1, description="Per process and micro-step.")
-    length_bucketing: bool = Field(
-        False,
-        description="Put utterances of similar mel length in the same global batch, so that batches pad "
-        "less and train more real frames per second. false = NVIDIA's random batches.",
-    )
-    bucket_pool: int = Field(
-        50,
-        ge=1,
-        description="With length_bucketing: how many global batches' worth of shuffled utterances are sorted "
-        "by length together before being cut into batches. Bigger = less padding, less random batches.",
-    )
-    epochs: int = Field(1000, ge=1)
-    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
-    amp: Literal["off", "fp16", "bf16"] = Field(
-        "off",
-        description="Mixed precision, the same on CUDA and a CPU: 'bf16' autocasts matmuls and convolutions to "
-        "bfloat16 (softmax, LayerNorm and the losses stay float32); 'fp16' with gradient scaling on CUDA "
-        "(float32 on a CPU).",
-    )
-    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
-    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
-    seed: int = 1234
-    validation_every_n_epochs: int = Field(10, ge=1)
-    checkpoint_every_n_epochs: int = Field(20, ge=1)
-    keep_checkpoints: int = Field(2, ge=1)
     n_plots: int = Field(3, ge=0, description="Validation utterances whose mel, duration and pitch are plotted.")
     checkpoint: str | None = Field(
         None,
@@ -270,11 +255,7 @@ class FastPitchConfig(StrictModel):
         for key in FASTPITCH_MODEL_FIELDS:
             if key.endswith("kernel_size") and getattr(self, key) % 2 == 0:
                 raise ValueError(f"{key}: expected an odd kernel (the convs keep the length), got {getattr(self, key)}")
-        if self.global_batch_size % self.batch_size:
-            raise ValueError(
-                f"global_batch_size: expected a multiple of batch_size ({self.batch_size}), "
-                f"got {self.global_batch_size}"
-            )
+        self.check_global_batch()
         return self
 
 
@@ -307,7 +288,23 @@ TACOTRON2_MODEL_FIELDS = (
 )
 
 
-class Tacotron2SectionConfig(StrictModel):
+class Tacotron2SectionConfig(
+    BucketedLoopSettings.with_defaults(
+        epochs=1501,
+        global_batch_size=1024,
+        batch_size=128,
+        validation_every_n_epochs=1,
+        checkpoint_every_n_epochs=50,
+        descriptions={
+            "amp": "Mixed precision: 'fp16' with gradient scaling on CUDA, 'bf16' autocast (float32 losses).",
+            "global_batch_size": "GPUs x batch_size x accumulation (8 x 128).",
+            "validation_every_n_epochs": "NVIDIA validates after every epoch.",
+            "length_bucketing": "Put utterances of similar mel length in the same global batch: the decoder runs "
+            "as many steps as the longest mel of a batch, so less padding is much less time. false = NVIDIA's "
+            "random batches.",
+        },
+    )
+):
     """NVIDIA's Tacotron 2, trained to give FastPitch 1.0 its durations (``durations.source: tacotron2``).
 
     The schedule is NVIDIA's ``train.py`` recipe (DGX-A100, 8 GPUs x 128): Adam, learning rate 1e-3
@@ -363,27 +360,6 @@ class Tacotron2SectionConfig(StrictModel):
         description="0.1: the rate x 0.1 per anneal epoch passed; 0.3: x 0.3, x 0.1, x 0.03, ... (NVIDIA's "
         "platform scripts).",
     )
-    global_batch_size: int = Field(1024, ge=1, description="GPUs x batch_size x accumulation (8 x 128).")
-    batch_size: int = Field(128, ge=1, description="Per process and micro-step.")
-    length_bucketing: bool = Field(
-        False,
-        description="Put utterances of similar mel length in the same global batch: the decoder runs as many "
-        "steps as the longest mel of a batch, so less padding is much less time. false = NVIDIA's random batches.",
-    )
-    bucket_pool: int = Field(
-        50, ge=1, description="With length_bucketing: global batches' worth of shuffled utterances sorted together."
-    )
-    epochs: int = Field(1501, ge=1)
-    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
-    amp: Literal["off", "fp16", "bf16"] = Field(
-        "off", description="Mixed precision: 'fp16' with gradient scaling on CUDA, 'bf16' autocast (float32 losses)."
-    )
-    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
-    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
-    seed: int = 1234
-    validation_every_n_epochs: int = Field(1, ge=1, description="NVIDIA validates after every epoch.")
-    checkpoint_every_n_epochs: int = Field(50, ge=1)
-    keep_checkpoints: int = Field(2, ge=1)
     checkpoint: str | None = Field(
         None,
         description="A trained Tacotron 2 (model file of this pipeline, or NVIDIA's checkpoint such as "
@@ -403,9 +379,5 @@ class Tacotron2SectionConfig(StrictModel):
         for key in ("encoder_kernel_size", "attention_location_kernel_size", "postnet_kernel_size"):
             if getattr(self, key) % 2 == 0:
                 raise ValueError(f"{key}: expected an odd kernel (the convs keep the length), got {getattr(self, key)}")
-        if self.global_batch_size % self.batch_size:
-            raise ValueError(
-                f"global_batch_size: expected a multiple of batch_size ({self.batch_size}), "
-                f"got {self.global_batch_size}"
-            )
+        self.check_global_batch()
         return self

@@ -8,12 +8,10 @@ train_waveglow`` trains it on request (see ``tts_pipeline.workflow.Pipeline.uses
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, model_validator
 
-from tts_pipeline.config.base import StrictModel
 from tts_pipeline.config.data_sections import AudioConfig
+from tts_pipeline.config.loop_settings import EpochLoopSettings
 
 # NVIDIA's mel upsampler is a transposed conv of stride 256: WaveGlow's hop is fixed.
 WAVEGLOW_HOP = 256
@@ -31,7 +29,22 @@ WAVEGLOW_MODEL_FIELDS = (
 )
 
 
-class WaveGlowSection(StrictModel):
+class WaveGlowSection(
+    EpochLoopSettings.with_defaults(
+        epochs=1001,
+        global_batch_size=80,
+        batch_size=10,
+        checkpoint_every_n_epochs=50,
+        descriptions={
+            "epochs": "NVIDIA: --epochs 1001.",
+            "global_batch_size": "GPUs x batch_size x accumulation (NVIDIA: 8 x 10).",
+            "batch_size": "Per process and micro-step (NVIDIA: -bs 10 with AMP).",
+            "amp": "Mixed precision: 'fp16' with gradient scaling on CUDA (NVIDIA's --amp), 'bf16' autocast "
+            "(no scaling); the loss stays float32.",
+            "checkpoint_every_n_epochs": "NVIDIA: --epochs-per-checkpoint 50.",
+        },
+    )
+):
     """WaveGlow: NVIDIA's published network and their ``train.py -m WaveGlow`` settings (DGX scripts)."""
 
     n_flows: int = Field(12, ge=1, description="Flows (invertible 1x1 conv + affine coupling).")
@@ -49,27 +62,12 @@ class WaveGlowSection(StrictModel):
         gt=0,
         description="Global gradient-norm clip; null = none (NVIDIA's scripts pass 65504 / 3.4e38, which never bind).",
     )
-    global_batch_size: int = Field(80, ge=1, description="GPUs x batch_size x accumulation (NVIDIA: 8 x 10).")
-    batch_size: int = Field(10, ge=1, description="Per process and micro-step (NVIDIA: -bs 10 with AMP).")
     segment_size: int = Field(
         8192,
         ge=256,
         description="Audio samples per training item, a multiple of the hop (NVIDIA's 8000 rounded up to whole "
         "256-sample frames).",
     )
-    epochs: int = Field(1001, ge=1, description="NVIDIA: --epochs 1001.")
-    max_steps: int | None = Field(None, ge=1, description="Stop after this many optimiser steps, if sooner.")
-    amp: Literal["off", "fp16", "bf16"] = Field(
-        "off",
-        description="Mixed precision: 'fp16' with gradient scaling on CUDA (NVIDIA's --amp), 'bf16' autocast "
-        "(no scaling); the loss stays float32.",
-    )
-    gpus: int = Field(8, ge=0, description="GPUs the rule asks for; 0 = CPU. Snakemake may grant fewer.")
-    num_workers: int = Field(4, ge=0, description="Data-loader workers per process.")
-    seed: int = 1234
-    validation_every_n_epochs: int = Field(10, ge=1)
-    checkpoint_every_n_epochs: int = Field(50, ge=1, description="NVIDIA: --epochs-per-checkpoint 50.")
-    keep_checkpoints: int = Field(2, ge=1)
     checkpoint: str | None = Field(
         None,
         description="A pretrained WaveGlow (this pipeline's model file, NVIDIA's / NGC's "

@@ -9,18 +9,9 @@ newest one (and in the same MLflow run) unless the config that shapes training c
 from __future__ import annotations
 
 import argparse
-import logging
-from pathlib import Path
 
-from tts_pipeline.stages.common import (
-    add_stage_arguments,
-    load_stage_section,
-    log_every_n_steps,
-    log_outputs,
-    tracked,
-)
-
-log = logging.getLogger(__name__)
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section
+from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, run_training
 
 STAGE = "train_aligner"
 
@@ -35,75 +26,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AlignerConfig, parse_section
     from tts_pipeline.data.feature_layout import MELS, FeatureLayout
-    from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.files import write_json
     from tts_pipeline.models.aligner.data import AlignerDataset
     from tts_pipeline.models.aligner.model_file import save_aligner
     from tts_pipeline.text import get_symbols
-    from tts_pipeline.training.aligner import choose_device, fit, resume_hash
-    from tts_pipeline.training.checkpoint import CheckpointManager
+    from tts_pipeline.training import aligner as trainer
 
-    payload = load_stage_section(args, "train_aligner")
+    payload = load_stage_section(args, STAGE)
     cfg: AlignerConfig = parse_section(AlignerConfig, payload["aligner"], "aligner")
     n_mels = int(payload["audio.n_mel_channels"])
     symbol_set = str(payload["text.symbol_set"])
-    log_every = log_every_n_steps()
-    symbols = cfg.symbols
     symbol_table = get_symbols(symbol_set)
-
     mels_dir = FeatureLayout(args.features_dir).folder(MELS)
-    train_set, val_set = (
-        AlignerDataset(read_manifest(manifest_path(args.manifest_dir, split)), mels_dir, n_mels, symbols, symbol_set)
-        for split in ("train", "val")
-    )
-    if not len(train_set):
-        raise _no_data(args.manifest_dir)
 
-    manager = CheckpointManager(
-        args.work_dir, resume_hash(payload["aligner"], n_mels, symbol_set), keep=cfg.keep_checkpoints
-    )
-    checkpoint = manager.latest()
-    device = choose_device(cfg.gpus if args.gpus is None else args.gpus)
-    with tracked(
-        STAGE,
-        payload,
-        dataset=args.manifest_dir.resolve().parent.name,
-        manifest_dir=args.manifest_dir,
-        tags={"symbols": symbols, "device": str(device)},
-        run_id=checkpoint.run_id if checkpoint else None,
-    ) as run_log:
-        result = fit(
-            cfg,
-            train_set,
-            val_set,
-            n_symbols=len(symbol_table),
-            n_mels=n_mels,
-            manager=manager,
-            checkpoint=checkpoint,
-            device=device,
-            metrics=run_log,
-            run_id=run_log.run_id,
-            log_every=log_every,
-        )
+    def datasets(*splits: list) -> tuple[AlignerDataset, AlignerDataset]:
+        return tuple(AlignerDataset(records, mels_dir, n_mels, cfg.symbols, symbol_set) for records in splits)
+
+    def fit(run: TrainingRun, train_set: AlignerDataset, val_set: AlignerDataset) -> trainer.TrainingResult:
+        options = run.fit_options()
+        return trainer.fit(cfg, train_set, val_set, n_symbols=len(symbol_table), n_mels=n_mels, **options)
+
+    def save(result: trainer.TrainingResult, run: TrainingRun) -> None:
         save_aligner(
             args.model,
             result.model,
             step=result.step,
             epoch=result.epoch,
-            symbols=symbols,
+            symbols=cfg.symbols,
             symbol_set=symbol_set,
             symbol_table=symbol_table,
             prior_scaling=cfg.prior_scaling,
         )
-        metrics = {**result.metrics, "symbols": symbols, "symbol_set": symbol_set}
-        write_json(args.metrics, metrics)
+
+    def summary(result: trainer.TrainingResult) -> str:
         # the final val_* figures are on the curves already (logged at the last epoch's step)
-        final = {key: value for key, value in metrics.items() if key.startswith("val_")}
-        log_outputs(run_log, model=args.model, metrics=args.metrics)
-        log.info("train_aligner: step %s, epoch %s, %s", result.step, result.epoch, final)
+        final = {key: value for key, value in result.metrics.items() if key.startswith("val_")}
+        return f"{STAGE}: step {result.step}, epoch {result.epoch}, {final}"
 
-
-def _no_data(manifest_dir: Path) -> Exception:
-    from tts_pipeline.errors import UserError
-
-    return UserError(f"train_aligner: the train manifest in {manifest_dir} lists no utterances")
+    run_training(
+        args,
+        payload,
+        TrainingStage(
+            name=STAGE,
+            section="aligner",
+            settings=cfg,
+            resume_hash=trainer.resume_hash(payload["aligner"], n_mels, symbol_set),
+            datasets=datasets,
+            fit=fit,
+            save=save,
+            tags={"symbols": cfg.symbols},
+            single_process=True,
+            extra_metrics={"symbols": cfg.symbols, "symbol_set": symbol_set},
+            summary=summary,
+        ),
+    )

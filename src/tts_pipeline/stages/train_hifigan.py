@@ -20,20 +20,11 @@ of that folder instead of mels computed from the audio.
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline.stages.common import (
-    add_stage_arguments,
-    load_stage_section,
-    log_every_n_steps,
-    log_outputs,
-    tracked,
-    training_summary,
-)
-
-log = logging.getLogger(__name__)
+from tts_pipeline.stages.common import add_stage_arguments, load_stage_section
+from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, run_training
 
 STAGE = "train_hifigan"
 FINE_TUNE_STAGE = "finetune_hifigan"  # the same command with --init-from, tracked under its rule's name
@@ -71,106 +62,72 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, HiFiGANConfig, parse_section
     from tts_pipeline.config.rules import check_hifigan_fits_audio, require
-    from tts_pipeline.data.manifest import manifest_path, read_manifest
-    from tts_pipeline.files import copy_file, write_json
+    from tts_pipeline.files import copy_file
     from tts_pipeline.models.hifigan.data import AudioSegments, MelAudioSegments
     from tts_pipeline.models.hifigan.model_file import save_generator
     from tts_pipeline.training import hifigan as trainer
-    from tts_pipeline.training.checkpoint import CheckpointManager
-    from tts_pipeline.training.distributed import distributed_session
-    from tts_pipeline.training.engine import find_resume_checkpoint
 
-    payload = load_stage_section(args, "train_hifigan")
+    payload = load_stage_section(args, STAGE)
     cfg: HiFiGANConfig = parse_section(HiFiGANConfig, payload["hifigan"], "hifigan")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     # the full config checks this too; a stage run by hand with its own JSON must not skip it
     require(check_hifigan_fits_audio, cfg, audio)
     if args.init_from is not None:
         cfg = cfg.model_copy(update={"epochs": cfg.fine_tune_epochs})
-    log_every = log_every_n_steps()
-    gpus = cfg.gpus if args.gpus is None else args.gpus
 
-    with distributed_session(gpus, what="hifigan.gpus") as context:
-        if not context.is_main:
-            # Every rank computes the same figures; one copy of the progress lines is enough.
-            logging.getLogger("tts_pipeline").setLevel(logging.WARNING)
-        train_records = read_manifest(manifest_path(args.manifest_dir, "train"))
-        val_records = read_manifest(manifest_path(args.manifest_dir, "val"))
-        if not train_records:
-            raise _error(f"train_hifigan: the train manifest in {args.manifest_dir} lists no utterances")
+    def segments(records: list[dict[str, Any]], **options: Any) -> Any:
+        if args.mels_dir is not None:
+            return MelAudioSegments(records, audio, cfg.segment_size, args.mels_dir, **options)
+        return AudioSegments(records, audio, cfg.segment_size, **options)
 
-        def segments(records: list[dict[str, Any]], **options: Any) -> Any:
-            if args.mels_dir is not None:
-                return MelAudioSegments(records, audio, cfg.segment_size, args.mels_dir, **options)
-            return AudioSegments(records, audio, cfg.segment_size, **options)
+    def datasets(train: list[dict[str, Any]], val: list[dict[str, Any]]) -> tuple[Any, Any]:
+        train_set = segments(train)
+        return train_set, segments(val, fixed_segments_seed=cfg.seed, repeats=cfg.validation_repeats) if val else None
 
-        train_set = segments(train_records)
-        val_set = (
-            segments(val_records, fixed_segments_seed=cfg.seed, repeats=cfg.validation_repeats) if val_records else None
+    def starting_weights(run: TrainingRun) -> dict[str, Any]:
+        """Fine-tuning's starting weights, unless the run resumes (its checkpoint wins)."""
+        if args.init_from is None or run.checkpoint is not None:
+            return {"init": None}
+        # the parsed section, defaults filled in: a hand-written --section may name only a few keys
+        sizes = cfg.model_dump(mode="json")
+        return {"init": trainer.load_init(args.init_from, args.init_discriminators, audio=audio, section=sizes)}
+
+    def fit(run: TrainingRun, train_set: Any, val_set: Any, init: Any) -> trainer.TrainingResult:
+        clips = []
+        if run.context.is_main and run.sink.active and cfg.n_samples > 0:
+            clips = trainer.load_sample_clips(run.records["val"], audio, cfg.n_samples, args.mels_dir)
+        options = run.fit_options()
+        return trainer.fit(cfg, audio, train_set, val_set, init=init, sample_clips=clips, **options)
+
+    def save(result: trainer.TrainingResult, run: TrainingRun) -> None:
+        save_generator(
+            args.model,
+            result.generator,
+            audio,
+            step=result.step,
+            epoch=result.epoch,
+            learning_rate=result.learning_rate,
+            fine_tuned_from=result.metrics.get("fine_tuned_from"),
         )
-        manager = CheckpointManager(
-            args.work_dir,
-            trainer.resume_hash(payload["hifigan"], payload["audio"], init_from=args.init_from, mels_dir=args.mels_dir),
-            keep=cfg.keep_checkpoints,
-        )
-        checkpoint = find_resume_checkpoint(manager, context)
-        init = None
-        if args.init_from is not None and checkpoint is None:
-            # the parsed section, defaults filled in: a hand-written --section may name only a few keys
-            sizes = cfg.model_dump(mode="json")
-            init = trainer.load_init(args.init_from, args.init_discriminators, audio=audio, section=sizes)
+        if args.state is not None:
+            copy_file(run.manager.paths()[-1], args.state)
 
-        tags = {
-            "device": str(context.device),
-            "world_size": str(context.world_size),
-            "mode": "fine-tune" if args.init_from or args.mels_dir else "base",
-        }
-        with tracked(
-            FINE_TUNE_STAGE if args.init_from is not None else STAGE,
-            payload,
-            dataset=args.manifest_dir.resolve().parent.name,
-            manifest_dir=args.manifest_dir,
-            tags=tags,
-            run_id=checkpoint.run_id if checkpoint else None,
-        ) as run_log:
-            clips = []
-            if context.is_main and run_log.active and cfg.n_samples > 0:
-                clips = trainer.load_sample_clips(val_records, audio, cfg.n_samples, args.mels_dir)
-            result = trainer.fit(
-                cfg,
-                audio,
-                train_set,
-                val_set,
-                manager=manager,
-                context=context,
-                checkpoint=checkpoint,
-                init=init,
-                sink=run_log,
-                run_id=run_log.run_id,
-                log_every=log_every,
-                sample_clips=clips,
-            )
-            if context.is_main:
-                save_generator(
-                    args.model,
-                    result.generator,
-                    audio,
-                    step=result.step,
-                    epoch=result.epoch,
-                    learning_rate=result.learning_rate,
-                    fine_tuned_from=result.metrics.get("fine_tuned_from"),
-                )
-                if args.state is not None:
-                    copy_file(manager.paths()[-1], args.state)
-                write_json(args.metrics, result.metrics)
-                # the final val_* figures are on the curves already (logged by validation at this step)
-                log_outputs(run_log, model=args.model, metrics=args.metrics)
-                log.info("%s", training_summary(STAGE, result.step, result.epoch, result.metrics, loss="val_loss_mel"))
-        context.barrier()
-
-
-
-def _error(message: str) -> Exception:
-    from tts_pipeline.errors import UserError
-
-    return UserError(message)
+    run_training(
+        args,
+        payload,
+        TrainingStage(
+            name=STAGE,
+            section="hifigan",
+            settings=cfg,
+            resume_hash=trainer.resume_hash(
+                payload["hifigan"], payload["audio"], init_from=args.init_from, mels_dir=args.mels_dir
+            ),
+            datasets=datasets,
+            fit=fit,
+            save=save,
+            tags={"mode": "fine-tune" if args.init_from or args.mels_dir else "base"},
+            tracked_as=FINE_TUNE_STAGE if args.init_from is not None else None,
+            prepare=starting_weights,
+            summary_loss="val_loss_mel",
+        ),
+    )

@@ -3,8 +3,8 @@
 A :class:`BatchSource` yields, for each optimiser step, the list of micro-batches that step trains on,
 and can start an epoch part-way through, so that a resumed run continues with the batches an
 uninterrupted run would have seen. :class:`SampledBatches` is the source of the fixed-global-batch
-trainers (HiFi-GAN, FastPitch): ``k`` equal micro-batches per step from this rank's share of a
-:class:`tts_pipeline.training.distributed.ResumableSampler` permutation.
+trainers (HiFi-GAN, FastPitch, Tacotron 2, WaveGlow): ``k`` equal micro-batches per step from this rank's
+share of a :class:`tts_pipeline.training.distributed.ResumableSampler` permutation.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from torch.utils.data import Dataset
 
+from tts_pipeline.config import EpochLoopSettings
 from tts_pipeline.errors import UserError
 from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
 from tts_pipeline.training.engine import accumulation_steps, grouped, make_loader
@@ -56,7 +57,7 @@ class SampledBatches:
 
     def __init__(
         self,
-        cfg: Any,
+        cfg: EpochLoopSettings,
         section: str,
         train_set: Dataset[Any],
         context: DistributedContext,

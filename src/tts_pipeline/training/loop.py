@@ -1,8 +1,9 @@
-"""The epoch loop every trainer shares (HiFi-GAN, FastPitch, the aligner): where an epoch starts and stops,
-resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and the figures that every
-``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies the step, the validation,
-the checkpoint contents and its own figures; its ``fit(...)`` builds the state, restores a checkpoint or
-applies its own initialisation, then calls :meth:`EpochLoop.run`.
+"""The epoch loop every trainer shares (the aligner, HiFi-GAN, FastPitch, Tacotron 2, WaveGlow): where an
+epoch starts and stops, resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and
+the figures that every ``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies
+the step, the validation, the checkpoint contents and its own figures; its ``fit(...)`` builds the state,
+restores a checkpoint or applies its own initialisation, then calls :meth:`EpochLoop.run`. The settings
+it reads are a :class:`tts_pipeline.config.LoopSettings` every model section inherits.
 
 Batches come from a :class:`tts_pipeline.training.batches.BatchSource`; by default one optimiser step
 takes ``k`` micro-batches of ``batch_size`` items per process
@@ -21,14 +22,16 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from torch.utils.data import Dataset
 
+from tts_pipeline.config import LoopSettings
 from tts_pipeline.training.batches import BatchSource, SampledBatches
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
 from tts_pipeline.training.engine import MetricsSink, RunningMeans, ThroughputMeter, seed_everything
+from tts_pipeline.training.model_state import TrainingState
 from tts_pipeline.training.progress import ProgressLine
 
 log = logging.getLogger(__name__)
@@ -46,33 +49,6 @@ LOOP_RESUME_NEUTRAL_KEYS = (
     "batch_size",
     "validation_every_n_epochs",
 )
-
-
-class LoopSettings(Protocol):
-    """The fields of a trainer's config section that the loop reads (the batch fields only for the default
-    :class:`SampledBatches`, ``checkpoint_every_n_epochs`` only without another :class:`Cadence`)."""
-
-    epochs: int
-    max_steps: int | None
-    global_batch_size: int
-    batch_size: int
-    num_workers: int
-    seed: int
-    validation_every_n_epochs: int
-    checkpoint_every_n_epochs: int
-
-
-class LoopState(Protocol):
-    """The counters of a trainer's state (what a checkpoint restores).
-
-    ``epoch`` is the current epoch (from 1), ``batch_in_epoch`` the optimiser steps of it already
-    done, ``history`` one dict per finished epoch (and one for the validation before training).
-    """
-
-    step: int
-    epoch: int
-    batch_in_epoch: int
-    history: list[dict[str, float]]
 
 
 @dataclass
@@ -124,7 +100,9 @@ class EpochLoop:
     trainer's ``fit``'s job, before :meth:`run`.
 
     Args:
-        cfg: The trainer's config section (:class:`LoopSettings`).
+        cfg: The trainer's config section: its :class:`~tts_pipeline.config.LoopSettings`, and those of an
+            :class:`~tts_pipeline.config.EpochLoopSettings` unless ``batches``, ``checkpoint_every`` and
+            ``validation_every_n_epochs`` say otherwise (the aligner's).
         section: Its name, for messages (``"hifigan"``).
         train_set: Training items.
         io: Processes, checkpoints, tracking (:class:`LoopIO`).
@@ -144,7 +122,7 @@ class EpochLoop:
     #: A history entry holding this key is a finished epoch; one holding ``val_key`` a validation.
     train_key = "train_loss"
     val_key = "val_loss"
-    state: LoopState
+    state: TrainingState
 
     def __init__(
         self,

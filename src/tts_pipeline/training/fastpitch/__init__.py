@@ -28,11 +28,12 @@ more than one of a long-utterance batch.
 
 Checkpoints (every ``checkpoint_every_n_epochs`` epochs and when training stops) hold the model,
 optimiser and scaler, the counters, the history and the RNG states; a resumed run continues at the
-next batch of the same epoch order, in the same MLflow run. The epoch bookkeeping is the shared
-:class:`tts_pipeline.training.loop.EpochLoop`.
+next batch of the same epoch order, in the same MLflow run. The step, the validation losses and the
+epoch loop are the ones Tacotron 2 shares (:mod:`tts_pipeline.training.teacher_forced`, on the shared
+:class:`tts_pipeline.training.loop.EpochLoop`).
 
 Modules: :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks), :mod:`.state` (model, optimiser,
-Noam rate, resume hash), :mod:`.step` (one optimiser step), :mod:`.validation` (losses and plots).
+Noam rate, resume hash), :mod:`.step` (one optimiser step, its loss terms), :mod:`.validation` (plots).
 """
 
 from tts_pipeline.training.fastpitch.loop import TrainingResult, fit
@@ -44,7 +45,7 @@ from tts_pipeline.training.fastpitch.state import (
     set_step_learning_rate,
 )
 from tts_pipeline.training.fastpitch.step import Runtime, loss_names, train_step
-from tts_pipeline.training.fastpitch.validation import evaluate, log_plots
+from tts_pipeline.training.fastpitch.validation import log_plots
 
 __all__ = [
     "RESUME_NEUTRAL_KEYS",
@@ -52,7 +53,6 @@ __all__ = [
     "Runtime",
     "TrainingResult",
     "build_state",
-    "evaluate",
     "fit",
     "log_plots",
     "loss_names",

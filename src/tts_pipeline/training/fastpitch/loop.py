@@ -1,25 +1,24 @@
-"""FastPitch's training entry, :func:`fit`, and its epoch loop (step, validation with plots, checkpoints on
-the shared :class:`tts_pipeline.training.loop.EpochLoop`)."""
+"""FastPitch's training entry, :func:`fit`, and its epoch loop (state, step and validation plots on the
+teacher-forced loop it shares with Tacotron 2,
+:class:`tts_pipeline.training.teacher_forced.TeacherForcedLoop`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from torch.utils.data import Subset
 
 from tts_pipeline.config import FastPitchConfig
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
-from tts_pipeline.precision import resolve_precision
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext, LengthBuckets
-from tts_pipeline.training.engine import ArtifactSink, learning_rate, make_loader
+from tts_pipeline.training.distributed import DistributedContext
+from tts_pipeline.training.engine import ArtifactSink, learning_rate
 from tts_pipeline.training.fastpitch.state import FastPitchState, build_state
 from tts_pipeline.training.fastpitch.step import Runtime, loss_names, train_step
-from tts_pipeline.training.fastpitch.validation import evaluate, log_plots
-from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
+from tts_pipeline.training.fastpitch.validation import log_plots
+from tts_pipeline.training.loop import LoopIO
+from tts_pipeline.training.teacher_forced import TeacherForcedLoop
 
 
 @dataclass
@@ -86,8 +85,8 @@ def fit(
     return loop.result()
 
 
-class _Loop(EpochLoop):
-    """FastPitch's step, validation with plots and checkpoints on the shared epoch loop;
+class _Loop(TeacherForcedLoop):
+    """FastPitch's state, step and validation plots on the teacher-forced epoch loop;
     :func:`fit` is the public entry."""
 
     state: FastPitchState
@@ -102,15 +101,10 @@ class _Loop(EpochLoop):
         frame_period_s: float,
         io: LoopIO,
     ) -> None:
-        buckets = None
-        if cfg.length_bucketing:
-            buckets = LengthBuckets(train_set.mel_lengths, group_size=cfg.global_batch_size, pool=cfg.bucket_pool)
-        super().__init__(cfg, "fastpitch", train_set, io, buckets=buckets, collate_fn=collate)
+        super().__init__(cfg, "fastpitch", train_set, val_set, io, collate_fn=collate)
         context = self.context
         self.fastpitch = cfg
-        self.val_set = val_set if val_set is not None and len(val_set) else None
         self.text, self.pitch, self.frame_period_s = text, pitch, frame_period_s
-        self.precision = resolve_precision(cfg.amp, context.device, key="fastpitch.amp")
         self.state = build_state(cfg, len(text.symbols), train_set.n_mels, pitch, self.precision)
         self.names = loss_names(self.state.model.energy_conditioning)
         self.runtime = Runtime(
@@ -120,44 +114,24 @@ class _Loop(EpochLoop):
             cfg=cfg,
             accumulation=self.k,
         )
-        self.val_loader = None
-        if self.val_set is not None:
-            shard = Subset(self.val_set, context.shard(len(self.val_set)))
-            self.val_loader = make_loader(
-                shard, cfg.batch_size, min(cfg.num_workers, 1), context.device, collate_fn=collate
-            )
+
+    def optimiser_step(self, micro_batches: list[Any]) -> dict[str, float]:
+        # This module's train_step, looked up at call time (tests replace it).
+        return train_step(self.state, self.runtime, micro_batches, checkpoints=self.manager.paths())
 
     # -- hooks of the epoch loop -------------------------------------------------------------------
 
     def validate(self, epoch: int) -> dict[str, float]:
         """Validation losses (logged), and plots of the first ``n_plots`` utterances when tracking."""
-        if self.val_loader is None:
-            return {}
-        figures = evaluate(self.state, self.runtime, self.val_loader)
-        if self.sink is not None:
-            self.sink.log_metrics(figures, step=self.state.step)
-            if getattr(self.sink, "active", False) and self.fastpitch.n_plots > 0:
-                assert self.val_set is not None
-                count = min(self.fastpitch.n_plots, len(self.val_set))
-                batch = collate([self.val_set[index] for index in range(count)])
-                log_plots(self.state.model, batch, self.text, self.pitch, self.frame_period_s, self.sink, epoch)
+        figures = super().validate(epoch)
+        if self.val_set is not None and getattr(self.sink, "active", False) and self.fastpitch.n_plots > 0:
+            count = min(self.fastpitch.n_plots, len(self.val_set))
+            batch = collate([self.val_set[index] for index in range(count)])
+            log_plots(self.state.model, batch, self.text, self.pitch, self.frame_period_s, self.sink, epoch)
         return figures
-
-    def save_checkpoint(self) -> None:
-        extra = {**self.state.extra(), "world_size": self.context.world_size, "accumulation": self.k}
-        self.manager.save(self.state.step, self.state.epoch, self.state.states(), run_id=self.run_id, extra=extra)
 
     def begin_epoch(self, epoch: int) -> None:
         self.state.model.train()
-
-    def train_step(self, batches: Sequence[Any]) -> StepReport:
-        state = self.state
-        micro_batches = [batch.to(self.context.device, non_blocking=True) for batch in batches]
-        figures = train_step(state, self.runtime, micro_batches, checkpoints=self.manager.paths())
-        if not state.first_losses:
-            state.first_losses = {name: figures[name] for name in self.names}
-        frames = sum(batch.frames for batch in micro_batches)
-        return StepReport(figures=figures, frames=frames, items=sum(batch.size for batch in micro_batches))
 
     # -- the end -----------------------------------------------------------------------------------
 
@@ -170,14 +144,11 @@ class _Loop(EpochLoop):
             **run.metrics,
             "amp": self.precision.amp,
             "optimizer": cfg.optimizer,
-            "n_params": sum(parameter.numel() for parameter in state.model.parameters()),
+            "n_params": self.parameter_count(),
             "n_symbols": len(self.text.symbols),
             "n_val": len(self.val_set) if self.val_set is not None else 0,
             "learning_rate": rate,
-            **{f"train_{name}_start": state.first_losses.get(name) for name in self.names},
-            **{f"train_{name}": run.last_train.get(f"train_{name}") for name in self.names},
-            **{f"val_{name}_start": run.first_val.get(f"val_{name}") for name in self.names},
-            **{f"val_{name}": run.final_val.get(f"val_{name}") for name in self.names},
+            **self.loss_figures(run),
             "history": state.history,
         }
         state.model.eval()

@@ -1,5 +1,6 @@
-"""FastPitch's validation: teacher-forced losses over the validation set, and plots of a few utterances
-(mel, per-token pitch and durations, predicted against target) for the tracking run."""
+"""FastPitch's validation plots: a few utterances (mel, per-token pitch and durations, predicted against
+target) for the tracking run; the validation losses are the teacher-forced loop's
+(:class:`tts_pipeline.training.teacher_forced.TeacherForcedLoop`)."""
 
 from __future__ import annotations
 
@@ -8,36 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader
 
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import FastPitchBatch, PitchStats, TextSettings
 from tts_pipeline.training.engine import ArtifactSink
-from tts_pipeline.training.fastpitch.state import FastPitchState
-from tts_pipeline.training.fastpitch.step import Runtime, loss_names, loss_values
-
-
-@torch.no_grad()
-def evaluate(state: FastPitchState, runtime: Runtime, loader: DataLoader) -> dict[str, float]:
-    """Teacher-forced validation losses (``val_`` + :func:`loss_names`), means over utterances; each
-    rank evaluates its shard, and the sums are reduced. The model is in eval mode (no dropout)."""
-    model = state.model
-    was_training = model.training
-    model.eval()
-    names = loss_names(model.energy_conditioning)
-    sums = [0.0] * (len(names) + 1)
-    for raw in loader:
-        batch = raw.to(runtime.context.device, non_blocking=True)
-        _, terms = runtime.forward(model, batch)
-        for index, value in enumerate(loss_values(terms)):
-            sums[index] += float(value) * batch.size
-        sums[-1] += batch.size
-    model.train(was_training)
-    totals = runtime.context.sum_floats(sums)
-    items = totals[-1]
-    if not items:
-        return {}
-    return {f"val_{name}": total / items for name, total in zip(names, totals[:-1], strict=True)}
 
 
 @torch.no_grad()

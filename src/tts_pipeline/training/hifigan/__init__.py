@@ -47,9 +47,7 @@ from tts_pipeline.training.hifigan.state import (
     HiFiGANState,
     build_models,
     build_state,
-    restore_state,
     resume_hash,
-    save_state,
 )
 from tts_pipeline.training.hifigan.step import LOSS_NAMES, MicroBatch, Runtime, train_step
 from tts_pipeline.training.hifigan.validation import evaluate
@@ -71,8 +69,6 @@ __all__ = [
     "load_init",
     "load_sample_clips",
     "log_samples",
-    "restore_state",
     "resume_hash",
-    "save_state",
     "train_step",
 ]

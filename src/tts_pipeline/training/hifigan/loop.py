@@ -20,7 +20,7 @@ from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import ArtifactSink, check_finite, learning_rate, make_loader, nvidia_frames_per_s
 from tts_pipeline.training.hifigan.finetune import InitWeights, apply_init
 from tts_pipeline.training.hifigan.samples import SampleClip, log_samples
-from tts_pipeline.training.hifigan.state import HiFiGANState, build_state, restore_state, save_state
+from tts_pipeline.training.hifigan.state import HiFiGANState, build_state
 from tts_pipeline.training.hifigan.step import Runtime, train_step
 from tts_pipeline.training.hifigan.validation import evaluate
 from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
@@ -93,7 +93,7 @@ def fit(
     )
     if checkpoint is not None:
         # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
-        restore_state(loop.state, checkpoint, restore_rng=loop.context.is_main)
+        loop.state.restore(checkpoint, restore_rng=loop.context.is_main)
         loop.fine_tuned_from = checkpoint.extra.get("fine_tuned_from")
     elif init is not None:
         apply_init(
@@ -166,7 +166,7 @@ class _Loop(EpochLoop):
 
     def save_checkpoint(self) -> None:
         extra = {"world_size": self.context.world_size, "accumulation": self.k, "fine_tuned_from": self.fine_tuned_from}
-        save_state(self.manager, self.state, self.run_id, extra)
+        self.state.save(self.manager, self.run_id, extra)
 
     def begin_epoch(self, epoch: int) -> None:
         if hasattr(self.train_set, "set_epoch"):

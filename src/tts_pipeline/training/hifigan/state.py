@@ -1,11 +1,12 @@
 """HiFi-GAN's training state (generator, discriminators, two AdamW, two gradient scalers, per-epoch
-lr schedulers and the loop's counters), how it is built, saved to and restored from a checkpoint, and
-the hash that decides whether a checkpoint may be resumed."""
+lr schedulers and the loop's counters), how it is built, saved to and restored from a checkpoint (the
+counters the way every trainer does, :class:`~tts_pipeline.training.model_state.TrainingState`), and the
+hash that decides whether a checkpoint may be resumed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,9 @@ import torch
 from tts_pipeline.config import HiFiGANConfig, config_hash
 from tts_pipeline.models.hifigan import Discriminators, Generator, MultiPeriodDiscriminator, MultiScaleDiscriminator
 from tts_pipeline.precision import Precision
-from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager, restore_rng_state
+from tts_pipeline.training.checkpoint import Checkpoint
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
+from tts_pipeline.training.model_state import TrainingState, load_scaler
 
 # What besides the loop's settings leaves the weights' trajectory alone: validation and samples.
 RESUME_NEUTRAL_KEYS = (*LOOP_RESUME_NEUTRAL_KEYS, "validation_repeats", "samples_every_n_epochs", "n_samples")
@@ -51,15 +53,9 @@ def build_models(cfg: HiFiGANConfig, n_mels: int, device: torch.device) -> tuple
 
 
 @dataclass
-class HiFiGANState:
-    """Everything a step changes, and what a checkpoint stores.
-
-    Attributes:
-        step: Optimiser steps done.
-        epoch: Current epoch, from 1.
-        batch_in_epoch: Optimiser steps of ``epoch`` already done.
-        history: One dict per finished epoch (and one for the validation before training, epoch 0).
-    """
+class HiFiGANState(TrainingState):
+    """Generator and discriminators, one AdamW, gradient scaler and per-epoch scheduler for each, and the
+    loop's counters (:class:`~tts_pipeline.training.model_state.TrainingState`)."""
 
     generator: Generator
     discriminators: Discriminators
@@ -69,10 +65,6 @@ class HiFiGANState:
     scaler_d: torch.amp.GradScaler
     sched_g: torch.optim.lr_scheduler.ExponentialLR | None = None
     sched_d: torch.optim.lr_scheduler.ExponentialLR | None = None
-    step: int = 0
-    epoch: int = 1
-    batch_in_epoch: int = 0
-    history: list[dict[str, float]] = field(default_factory=list)
 
     def make_schedulers(self, gamma: float) -> None:
         """(Re)create the per-epoch ExponentialLR schedulers from the optimisers' current lr."""
@@ -80,7 +72,6 @@ class HiFiGANState:
         self.sched_d = torch.optim.lr_scheduler.ExponentialLR(self.optim_d, gamma=gamma)
 
     def states(self) -> dict[str, Any]:
-        """Named objects for :meth:`CheckpointManager.save`."""
         assert self.sched_g is not None and self.sched_d is not None
         return {
             "generator": self.generator,
@@ -93,6 +84,25 @@ class HiFiGANState:
             "sched_g": self.sched_g,
             "sched_d": self.sched_d,
         }
+
+    def extra(self) -> dict[str, Any]:
+        """The counters and the generator's config (what a model file of it needs)."""
+        return {**self.counters(), "generator_config": self.generator.model_config()}
+
+    def restore(self, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
+        """Load a checkpoint of this trainer (weights, optimisers, scalers, schedulers, counters, RNG)."""
+        states = checkpoint.states
+        self.generator.load_state_dict(states["generator"])
+        self.discriminators.mpd.load_state_dict(states["mpd"])
+        self.discriminators.msd.load_state_dict(states["msd"])
+        self.optim_g.load_state_dict(states["optim_g"])
+        self.optim_d.load_state_dict(states["optim_d"])
+        load_scaler(self.scaler_g, states.get("scaler_g"))
+        load_scaler(self.scaler_d, states.get("scaler_d"))
+        assert self.sched_g is not None and self.sched_d is not None
+        self.sched_g.load_state_dict(states["sched_g"])
+        self.sched_d.load_state_dict(states["sched_d"])
+        self.restore_counters(checkpoint, restore_rng=restore_rng)
 
 
 def build_state(cfg: HiFiGANConfig, n_mels: int, precision: Precision, *, fused_adamw: bool = False) -> HiFiGANState:
@@ -115,42 +125,3 @@ def build_state(cfg: HiFiGANConfig, n_mels: int, precision: Precision, *, fused_
     )
     state.make_schedulers(cfg.lr_decay)
     return state
-
-
-def restore_state(state: HiFiGANState, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
-    """Load a checkpoint of this trainer into ``state`` (weights, optimisers, scalers, schedulers, counters)."""
-    states = checkpoint.states
-    state.generator.load_state_dict(states["generator"])
-    state.discriminators.mpd.load_state_dict(states["mpd"])
-    state.discriminators.msd.load_state_dict(states["msd"])
-    state.optim_g.load_state_dict(states["optim_g"])
-    state.optim_d.load_state_dict(states["optim_d"])
-    for name in ("scaler_g", "scaler_d"):
-        if states.get(name):  # a disabled scaler saves an empty dict
-            getattr(state, name).load_state_dict(states[name])
-    assert state.sched_g is not None and state.sched_d is not None
-    state.sched_g.load_state_dict(states["sched_g"])
-    state.sched_d.load_state_dict(states["sched_d"])
-    state.step = checkpoint.step
-    state.epoch = checkpoint.epoch
-    state.batch_in_epoch = int(checkpoint.extra.get("batch_in_epoch", 0))
-    state.history = list(checkpoint.extra.get("history", []))
-    if restore_rng:
-        restore_rng_state(checkpoint.rng)
-
-
-def save_state(
-    manager: CheckpointManager, state: HiFiGANState, run_id: str | None, extra: Mapping[str, Any] | None = None
-) -> Path:
-    return manager.save(
-        state.step,
-        state.epoch,
-        state.states(),
-        run_id=run_id,
-        extra={
-            "batch_in_epoch": state.batch_in_epoch,
-            "history": state.history,
-            "generator_config": state.generator.model_config(),
-            **(extra or {}),
-        },
-    )

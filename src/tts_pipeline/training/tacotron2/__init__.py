@@ -19,11 +19,12 @@ Batches are random, as NVIDIA's; with ``length_bucketing`` each global batch hol
 similar mel length (:class:`tts_pipeline.training.distributed.LengthBuckets`), which matters more than
 for FastPitch: the decoder runs one step per frame of the batch's longest mel.
 
-Modules: :mod:`.state` (model, optimiser, schedule, resume hash), :mod:`.loop` (:func:`fit`, the step,
-validation).
+Modules: :mod:`.state` (model, optimiser, schedule, resume hash), :mod:`.step` (one optimiser step and
+its loss terms), :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks). The step, the validation and
+the epoch loop are the ones FastPitch shares, :mod:`tts_pipeline.training.teacher_forced`.
 """
 
-from tts_pipeline.training.tacotron2.loop import LOSS_NAMES, TrainingResult, evaluate, fit, train_step
+from tts_pipeline.training.tacotron2.loop import TrainingResult, fit
 from tts_pipeline.training.tacotron2.state import (
     RESUME_NEUTRAL_KEYS,
     Tacotron2State,
@@ -32,15 +33,16 @@ from tts_pipeline.training.tacotron2.state import (
     model_config,
     resume_hash,
 )
+from tts_pipeline.training.tacotron2.step import LOSS_NAMES, Runtime, train_step
 
 __all__ = [
     "LOSS_NAMES",
     "RESUME_NEUTRAL_KEYS",
+    "Runtime",
     "Tacotron2State",
     "TrainingResult",
     "annealed_rate",
     "build_state",
-    "evaluate",
     "fit",
     "model_config",
     "resume_hash",

@@ -6,27 +6,23 @@ micro-batches per process, each backpropagating ``loss / k`` (only the last one 
 so 1 GPU x k and k GPUs x 1 give the same update. The input mel of a segment is computed on the device
 from its audio by the one mel function (:class:`tts_pipeline.audio.MelSpectrogram`), in float32.
 
-Modules: :mod:`.state` (model, optimiser, scaler, checkpoint contents, resume hash), :mod:`.loop`
-(:func:`fit`, the step and validation).
+Modules: :mod:`.state` (model, optimiser, scaler, resume hash), :mod:`.step` (the loss, one optimiser
+step, validation), :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks).
 """
 
 from tts_pipeline.training.waveglow.loop import TrainingResult, fit
-from tts_pipeline.training.waveglow.state import (
-    RESUME_NEUTRAL_KEYS,
-    WaveGlowState,
-    build_state,
-    restore_state,
-    resume_hash,
-    save_state,
-)
+from tts_pipeline.training.waveglow.state import RESUME_NEUTRAL_KEYS, WaveGlowState, build_state, resume_hash
+from tts_pipeline.training.waveglow.step import Runtime, evaluate, negative_log_likelihood, train_step
 
 __all__ = [
     "RESUME_NEUTRAL_KEYS",
+    "Runtime",
     "TrainingResult",
     "WaveGlowState",
     "build_state",
+    "evaluate",
     "fit",
-    "restore_state",
+    "negative_log_likelihood",
     "resume_hash",
-    "save_state",
+    "train_step",
 ]

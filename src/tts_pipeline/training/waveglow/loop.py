@@ -1,5 +1,5 @@
-"""WaveGlow's training entry, :func:`fit`, its optimiser step and validation on the shared
-:class:`tts_pipeline.training.loop.EpochLoop`."""
+"""WaveGlow's training entry, :func:`fit`, and its epoch loop (step, validation and checkpoints on the
+shared :class:`tts_pipeline.training.loop.EpochLoop`)."""
 
 from __future__ import annotations
 
@@ -12,23 +12,14 @@ from torch.utils.data import DataLoader, Dataset, Subset
 
 from tts_pipeline.audio import MelSpectrogram
 from tts_pipeline.config import AudioConfig, WaveGlowSection
-from tts_pipeline.models.waveglow import WaveGlow, waveglow_loss
-from tts_pipeline.precision import Precision, resolve_precision
+from tts_pipeline.models.waveglow import WaveGlow
+from tts_pipeline.precision import resolve_precision
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext, no_sync
-from tts_pipeline.training.engine import (
-    MetricsSink,
-    TrainingDiverged,
-    check_finite,
-    last_checkpoint_text,
-    learning_rate,
-    make_loader,
-)
+from tts_pipeline.training.distributed import DistributedContext
+from tts_pipeline.training.engine import MetricsSink, learning_rate, make_loader
 from tts_pipeline.training.loop import EpochLoop, LoopIO, StepReport
-from tts_pipeline.training.waveglow.state import WaveGlowState, build_state, restore_state, save_state
-
-STAGE = "train_waveglow"
-DIVERGED_HINT = "Try a lower waveglow.learning_rate, a waveglow.grad_clip, or amp: off / bf16 instead of fp16."
+from tts_pipeline.training.waveglow.state import WaveGlowState, build_state
+from tts_pipeline.training.waveglow.step import Runtime, evaluate, train_step
 
 
 @dataclass
@@ -77,21 +68,9 @@ def fit(
                                                             log_every, on_checkpoint))  # fmt: skip
     if checkpoint is not None:
         # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
-        restore_state(loop.state, checkpoint, restore_rng=loop.context.is_main)
+        loop.state.restore(checkpoint, restore_rng=loop.context.is_main)
     loop.run(checkpoint)
     return loop.result()
-
-
-def negative_log_likelihood(
-    model: torch.nn.Module, mel_fn: MelSpectrogram, audio: torch.Tensor, sigma: float, precision: Precision
-) -> torch.Tensor:
-    """WaveGlow's loss for a ``(B, L)`` float32 audio batch: its mel in float32 (no gradients), the flows
-    under ``precision``'s autocast, the likelihood in float32. ``model`` may be DDP-wrapped."""
-    with torch.no_grad():
-        mel = mel_fn(audio)
-    with precision.autocast():
-        output = model(mel, audio)
-    return waveglow_loss(output, sigma)
 
 
 class _Loop(EpochLoop):
@@ -117,8 +96,14 @@ class _Loop(EpochLoop):
         if device.type == "cuda":
             torch.backends.cudnn.benchmark = True  # fixed segment shapes
         self.state = build_state(cfg, audio_cfg.n_mel_channels, self.precision)
-        self.ddp_model = context.wrap(self.state.model)
-        self.mel_fn = MelSpectrogram(audio_cfg).to(device)
+        self.runtime = Runtime(
+            context=context,
+            precision=self.precision,
+            model=context.wrap(self.state.model),
+            mel_fn=MelSpectrogram(audio_cfg).to(device),
+            sigma=cfg.sigma,
+            grad_clip=cfg.grad_clip,
+        )
         self.frames_per_item = cfg.segment_size // audio_cfg.hop_length
         self.val_loader: DataLoader | None = None
         if val_set is not None and len(val_set):  # type: ignore[arg-type]
@@ -136,63 +121,20 @@ class _Loop(EpochLoop):
         self.state.model.train()
 
     def train_step(self, batches: Sequence[Any]) -> StepReport:
-        state, k = self.state, len(batches)
-        state.optimizer.zero_grad(set_to_none=True)
-        total = torch.zeros((), dtype=torch.float64, device=self.context.device)
-        items = 0
-        for index, batch in enumerate(batches):
-            audio = batch["audio"].to(self.context.device, non_blocking=True).float()
-            with no_sync(self.ddp_model, index < k - 1):
-                loss = negative_log_likelihood(self.ddp_model, self.mel_fn, audio, self.waveglow.sigma, self.precision)
-                state.scaler.scale(loss / k).backward()
-            total += loss.detach().double()
-            items += audio.shape[0]
-        (mean_loss,) = self.context.mean_floats([float(total) / k])
-        check_finite(
-            {"loss": mean_loss},
-            stage=STAGE,
-            step=state.step + 1,
-            epoch=state.epoch,
-            checkpoints=self.manager.paths(),
-            hint=DIVERGED_HINT,
-        )
-        if self.waveglow.grad_clip is not None:
-            state.scaler.unscale_(state.optimizer)
-            norm = torch.nn.utils.clip_grad_norm_(state.model.parameters(), self.waveglow.grad_clip)
-            if not torch.isfinite(norm) and not state.scaler.is_enabled():
-                raise TrainingDiverged(
-                    f"{STAGE}: non-finite gradient norm at step {state.step + 1} (epoch {state.epoch}); "
-                    f"{last_checkpoint_text(self.manager.paths())}. {DIVERGED_HINT}"
-                )
-        state.scaler.step(state.optimizer)
-        state.scaler.update()
-        return StepReport(figures={"loss": mean_loss}, frames=items * self.frames_per_item, items=items)
+        figures = train_step(self.state, self.runtime, batches, checkpoints=self.manager.paths())
+        items = sum(int(batch["audio"].shape[0]) for batch in batches)
+        return StepReport(figures=figures, frames=items * self.frames_per_item, items=items)
 
-    @torch.no_grad()
     def validate(self, epoch: int) -> dict[str, float]:
         if self.val_loader is None:
             return {}
-        model = self.state.model
-        was_training = model.training
-        model.eval()
-        total, count = 0.0, 0.0
-        for batch in self.val_loader:
-            audio = batch["audio"].to(self.context.device).float()
-            loss = negative_log_likelihood(model, self.mel_fn, audio, self.waveglow.sigma, self.precision)
-            total += float(loss) * audio.shape[0]
-            count += audio.shape[0]
-        total, count = self.context.sum_floats([total, count])
-        model.train(was_training)
-        if count == 0:
-            return {}
-        figures = {"val_loss": total / count}
-        if self.sink is not None:
+        figures = evaluate(self.state, self.runtime, self.val_loader)
+        if figures and self.sink is not None:
             self.sink.log_metrics(figures, step=self.state.step)
         return figures
 
     def save_checkpoint(self) -> None:
-        extra = {"world_size": self.context.world_size, "accumulation": self.k}
-        save_state(self.manager, self.state, self.run_id, extra)
+        self.state.save(self.manager, self.run_id, {"world_size": self.context.world_size, "accumulation": self.k})
 
     def window_figures(self) -> dict[str, float]:
         return {"lr": learning_rate(self.state.optimizer)}

@@ -1,12 +1,11 @@
-"""WaveGlow's training state (model with weight norm, Adam, gradient scaler, the loop's counters), how
-it is built, saved to and restored from a checkpoint, and the hash that decides whether a checkpoint
-may be resumed."""
+"""WaveGlow's training state (model with weight norm, Adam, gradient scaler, the loop's counters; saved
+and restored as every :class:`~tts_pipeline.training.model_state.ModelState`), how it is built, and the
+hash that decides whether a checkpoint may be resumed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -14,7 +13,6 @@ import torch
 from tts_pipeline.config import WaveGlowSection, config_hash
 from tts_pipeline.models.waveglow import WaveGlow, WaveGlowConfig
 from tts_pipeline.precision import Precision
-from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
 from tts_pipeline.training.model_state import ModelState
 
@@ -41,20 +39,3 @@ def build_state(cfg: WaveGlowSection, n_mels: int, precision: Precision) -> Wave
     model = WaveGlow(WaveGlowConfig.from_dict(cfg.network(n_mels))).to(precision.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     return WaveGlowState(model=model, optimizer=optimizer, scaler=precision.grad_scaler())
-
-
-def restore_state(state: WaveGlowState, checkpoint: Checkpoint, *, restore_rng: bool = True) -> None:
-    """Load a checkpoint of this trainer into ``state`` (weights, optimiser, scaler, counters)."""
-    state.restore(checkpoint, restore_rng=restore_rng)
-
-
-def save_state(
-    manager: CheckpointManager, state: WaveGlowState, run_id: str | None, extra: Mapping[str, Any] | None = None
-) -> Path:
-    return manager.save(
-        state.step,
-        state.epoch,
-        state.states(),
-        run_id=run_id,
-        extra={**state.extra(), **(extra or {})},
-    )

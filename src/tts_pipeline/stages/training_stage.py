@@ -1,0 +1,191 @@
+"""The sequence every training stage runs, written once (:func:`run_training`); a stage supplies its
+model's pieces (:class:`TrainingStage`).
+
+1. Join the job: one process per GPU under torchrun, or one plain process (the aligner always trains
+   in one); ranks other than 0 log warnings only.
+2. Read the train and val manifests (an empty train manifest is an error) and build the datasets.
+3. Open the stage's checkpoint folder under the hash of the settings that shape training, and find the
+   checkpoint to resume from (rank 0 first: looking may set checkpoints of another hash aside).
+4. Open the stage's MLflow child run (the resumed run's own, when resuming) and train.
+5. On rank 0: write the model file (and whatever else the stage writes), ``metrics.json``, log both to
+   the run, and log the end-of-training line. Then every rank waits for the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from tts_pipeline.stages.common import log_every_n_steps, log_outputs, tracked, training_summary
+
+if TYPE_CHECKING:
+    from tts_pipeline.config import LoopSettings
+    from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
+    from tts_pipeline.training.distributed import DistributedContext
+
+Records = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """What the skeleton opened for one training run, as a stage's hooks receive it.
+
+    Attributes:
+        context: This process's place in the job, and its device.
+        manager: The stage's checkpoints.
+        checkpoint: The checkpoint training resumes from, or None.
+        records: The manifests' records by split (``"train"``, ``"val"``).
+        log_every: Training figures every this many steps (``tracking.log_every_n_steps``).
+        sink: The stage's tracking run, once it is open.
+    """
+
+    context: DistributedContext
+    manager: CheckpointManager
+    checkpoint: Checkpoint | None
+    records: Mapping[str, Records]
+    log_every: int
+    sink: Any = None
+
+    def fit_options(self) -> dict[str, Any]:
+        """The keyword arguments every trainer's ``fit`` takes: processes, checkpoints, tracking."""
+        return {
+            "manager": self.manager,
+            "context": self.context,
+            "checkpoint": self.checkpoint,
+            "sink": self.sink,
+            "run_id": self.sink.run_id,
+            "log_every": self.log_every,
+        }
+
+
+@dataclass(frozen=True)
+class TrainingStage:
+    """One training stage's names, settings and model-specific pieces, for :func:`run_training`.
+
+    A trainer's result has ``step``, ``epoch`` and ``metrics`` (what ``metrics.json`` holds).
+
+    Attributes:
+        name: The stage, as its module is named (``train_fastpitch``): the first word of its messages
+            and of its summary line, which goes to that module's logger.
+        section: Its model's config section (``fastpitch``); messages name ``<section>.gpus``.
+        settings: That section, parsed: its GPUs (unless ``--gpus`` says otherwise) and how many
+            checkpoints stay.
+        resume_hash: Hash of the settings that shape training: checkpoints of another hash are not resumed.
+        datasets: ``(train records, val records) -> (train set, val set)``; the val set may be None.
+        fit: ``(run, train set, val set, **prepared) -> result``: trains (every rank).
+        save: ``(result, run)``: writes the model file and any output besides ``metrics.json`` (rank 0).
+        tags: Tracking tags besides ``device`` (and ``world_size`` for a distributed stage).
+        tracked_as: The tracking run's stage name, when it is not ``name`` (fine-tuning).
+        single_process: Train in one process on one device even under torchrun (no ``world_size`` tag).
+        prepare: ``run -> keyword arguments for fit``, computed once the checkpoint is known and before
+            the tracking run opens (fine-tuning's starting weights: a file that does not load fails the
+            stage before it is tracked).
+        extra_metrics: Written to ``metrics.json`` after the trainer's figures.
+        tag_parameter_count: Also tag the tracking run with ``n_params``.
+        summary_loss, summary_rate: The figures of the summary line (:func:`training_summary`).
+        summary: The summary line, in place of :func:`training_summary`'s.
+    """
+
+    name: str
+    section: str
+    settings: LoopSettings
+    resume_hash: str
+    datasets: Callable[[Records, Records], tuple[Any, Any]]
+    fit: Callable[..., Any]
+    save: Callable[[Any, TrainingRun], None]
+    tags: Mapping[str, str] = field(default_factory=dict)
+    tracked_as: str | None = None
+    single_process: bool = False
+    prepare: Callable[[TrainingRun], Mapping[str, Any]] | None = None
+    extra_metrics: Mapping[str, Any] = field(default_factory=dict)
+    tag_parameter_count: bool = False
+    summary_loss: str = "val_loss"
+    summary_rate: str = "frames_per_s"
+    summary: Callable[[Any], str] | None = None
+
+    def summary_line(self, result: Any) -> str:
+        """The line logged when training ends."""
+        if self.summary is not None:
+            return self.summary(result)
+        return training_summary(
+            self.name, result.step, result.epoch, result.metrics, loss=self.summary_loss, rate=self.summary_rate
+        )
+
+
+def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: TrainingStage) -> None:
+    """Train ``stage`` as the module docstring says, with the arguments every training stage takes
+    (``--manifest-dir``, ``--work-dir``, ``--model``, ``--metrics``, ``--gpus``); ``payload`` is the config
+    the stage read (its tracking params)."""
+    from tts_pipeline.training.checkpoint import CheckpointManager
+    from tts_pipeline.training.engine import find_resume_checkpoint
+
+    log_every = log_every_n_steps()
+    with _session(stage, stage.settings.gpus if args.gpus is None else args.gpus) as context:
+        if not context.is_main:
+            # Every rank computes the same figures; one copy of the progress lines is enough.
+            logging.getLogger("tts_pipeline").setLevel(logging.WARNING)
+        records = _read_manifests(args, stage.name)
+        train_set, val_set = stage.datasets(records["train"], records["val"])
+        manager = CheckpointManager(args.work_dir, stage.resume_hash, keep=stage.settings.keep_checkpoints)
+        checkpoint = find_resume_checkpoint(manager, context)
+        run = TrainingRun(context, manager, checkpoint, records, log_every)
+        prepared = stage.prepare(run) if stage.prepare is not None else {}
+        with tracked(
+            stage.tracked_as or stage.name,
+            payload,
+            dataset=args.manifest_dir.resolve().parent.name,
+            manifest_dir=args.manifest_dir,
+            tags=_tags(stage, context),
+            run_id=checkpoint.run_id if checkpoint else None,
+        ) as sink:
+            run = replace(run, sink=sink)
+            result = stage.fit(run, train_set, val_set, **prepared)
+            if context.is_main:
+                _write_outputs(args, stage, run, result)
+        context.barrier()
+
+
+def _session(stage: TrainingStage, gpus: int) -> contextlib.AbstractContextManager[Any]:
+    """The processes the stage trains in: torchrun's (:func:`distributed_session`), or this one alone."""
+    from tts_pipeline.training.distributed import DistributedContext, choose_device, distributed_session
+
+    what = f"{stage.section}.gpus"
+    if stage.single_process:
+        return contextlib.nullcontext(DistributedContext(device=choose_device(gpus, what=what)))
+    return distributed_session(gpus, what=what)
+
+
+def _read_manifests(args: argparse.Namespace, name: str) -> dict[str, Records]:
+    """The train and val records of ``--manifest-dir``; raises UserError when the train manifest is empty."""
+    from tts_pipeline.data.manifest import manifest_path, read_manifest
+    from tts_pipeline.errors import UserError
+
+    records = {split: read_manifest(manifest_path(args.manifest_dir, split)) for split in ("train", "val")}
+    if not records["train"]:
+        raise UserError(f"{name}: the train manifest in {args.manifest_dir} lists no utterances")
+    return records
+
+
+def _tags(stage: TrainingStage, context: DistributedContext) -> dict[str, str]:
+    tags = {"device": str(context.device)}
+    if not stage.single_process:
+        tags["world_size"] = str(context.world_size)
+    return {**tags, **stage.tags}
+
+
+def _write_outputs(args: argparse.Namespace, stage: TrainingStage, run: TrainingRun, result: Any) -> None:
+    """Rank 0's end of training: the model file, ``metrics.json``, both logged to the run, the summary."""
+    from tts_pipeline.files import write_json
+
+    stage.save(result, run)
+    write_json(args.metrics, {**result.metrics, **stage.extra_metrics})
+    if stage.tag_parameter_count:
+        run.sink.set_tags({"n_params": result.metrics["n_params"]})
+    # the final val_* figures are on the curves already (logged by validation at the last step)
+    log_outputs(run.sink, model=args.model, metrics=args.metrics)
+    # Under the stage module's own logger, as the lines it logs itself.
+    logging.getLogger(f"{__package__}.{stage.name}").info("%s", stage.summary_line(result))
