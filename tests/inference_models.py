@@ -110,4 +110,4 @@ def tiny_synthesizer_of(models: tuple[FastPitch, Generator], **options: object) 
     """A CPU synthesizer of ``models`` (character symbols) with these ``SynthesisOptions``."""
     fastpitch, generator = models
     encoder = TextEncoder.from_settings(text_settings(), "fastpitch.pt")
-    return Synthesizer(generator, AUDIO, SynthesisOptions(**options), fastpitch=fastpitch, text_encoder=encoder)
+    return Synthesizer(generator, AUDIO, SynthesisOptions(**options), acoustic_model=fastpitch, text_encoder=encoder)

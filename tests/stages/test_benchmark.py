@@ -263,7 +263,7 @@ def test_recordings_are_the_reference_for_sentences_named_by_validation_id(root)
     argv = ["--section", json.dumps({"inference": InferenceConfig(gpus=0, denoising_strength=0).model_dump(mode="json"),
                                      "audio": AUDIO.model_dump(mode="json"),
                                      "text": TextConfig().model_dump(mode="json")}),
-            "--fastpitch", str(root / "fastpitch" / "model.pt"), "--hifigan", str(root / "hifigan" / "model.pt"),
+            "--fastpitch", str(root / "fastpitch" / "model.pt"), "--vocoder", str(root / "hifigan" / "model.pt"),
             "--phrases", str(phrases), "--out-dir", str(root / "inference")]  # fmt: skip
     parser = argparse.ArgumentParser()
     synthesize.add_arguments(parser)

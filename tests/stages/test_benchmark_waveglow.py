@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from tts_pipeline.benchmark import waveglow_rows
+from tts_pipeline.benchmark import other_vocoders
 from tts_pipeline.models.waveglow.model_file import save_waveglow
 
 from .test_benchmark import AUDIO, VAL_IDS, root, run_stage, section  # noqa: F401 (root is a fixture)
@@ -23,7 +23,7 @@ def one_thread():
 def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     save_waveglow(root / "waveglow" / "model.pt", tiny_waveglow(), step=1, audio=AUDIO)
     payload = section(precisions=["fp32"], batch_sizes=[1, 2], intelligibility_clips=1, n_figures=1)
-    report = run_stage(root, "--waveglow", str(root / "waveglow" / "model.pt"), payload=payload)
+    report = run_stage(root, "--vocoders", f"waveglow={root / 'waveglow' / 'model.pt'}", payload=payload)
 
     hifigan, waveglow = report["speed"]["rows"], report["speed"]["waveglow_rows"]
     assert [(r["batch_size"], r["precision"]) for r in waveglow] == [(r["batch_size"], r["precision"]) for r in hifigan]
@@ -39,13 +39,17 @@ def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     assert all(r["mel_l1"] > 0 and r["utterances"] == len(VAL_IDS) - 1 for r in mel_rows if r["vocoder"] == "waveglow")
 
     rows = {row["name"]: row for row in report["quality"]["intelligibility"]["rows"]}
-    for name in (waveglow_rows.GROUND_TRUTH_ROW, waveglow_rows.TTS_ROW):
-        assert rows[name]["description"] == waveglow_rows.ROW_DESCRIPTIONS[name]
+    waveglow_rows = {"waveglow_ground_truth", "tts_waveglow"}
+    descriptions = other_vocoders.row_descriptions()
+    assert waveglow_rows <= set(descriptions)
+    assert descriptions["tts_waveglow"] == "FastPitch + WaveGlow (full TTS, fp32)"
+    for name in waveglow_rows:
+        assert rows[name]["description"] == descriptions[name]
         assert 0 <= rows[name]["closed"]["wer"]
     assert "hifigan_fine_tuned_ground_truth" in rows and "tts" in rows
     # the listening example (the report's held-out page) lets one hear and see both vocoders
     (example,) = report["quality"]["intelligibility"]["examples"]
-    assert {"hifigan_fine_tuned_ground_truth", "tts", *waveglow_rows.ROW_DESCRIPTIONS} <= set(example["wavs"])
+    assert {"hifigan_fine_tuned_ground_truth", "tts", *waveglow_rows} <= set(example["wavs"])
 
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
     assert "## Inference speed: FastPitch + HiFi-GAN" in markdown
@@ -55,6 +59,7 @@ def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     assert "## Inference speed: FastPitch + WaveGlow" in markdown and "WaveGlow avg (s)" in markdown
     waveglow_section = markdown.split("## Inference speed: FastPitch + WaveGlow")[1].split("## Quality")[0]
     assert "per call (one batch), FastPitch + WaveGlow" in waveglow_section and "HiFi-GAN" not in waveglow_section
+    assert "inference.waveglow_sigma 0.9, model " in waveglow_section
     assert re.search(r"\| waveglow +\| ground-truth mel", markdown)
     assert "FastPitch + WaveGlow (full TTS, fp32)" in markdown
 

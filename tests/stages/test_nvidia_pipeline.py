@@ -74,7 +74,7 @@ def arpabet_fastpitch(folder: Path) -> Path:
 def synthesize(section: dict, fastpitch: Path, hifigan: Path, out: Path) -> None:
     parser = argparse.ArgumentParser()
     stage.add_arguments(parser)
-    argv = ["--section", json.dumps(section), "--fastpitch", str(fastpitch), "--hifigan", str(hifigan),
+    argv = ["--section", json.dumps(section), "--fastpitch", str(fastpitch), "--vocoder", str(hifigan),
             "--phrases", str(PHRASES), "--out-dir", str(out)]  # fmt: skip
     stage.run(parser.parse_args(argv))
 

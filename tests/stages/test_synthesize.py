@@ -59,7 +59,7 @@ def section(audio: AudioConfig = AUDIO, **inference: object) -> str:
 def run_stage(root: Path, payload: str, *extra: str, out: str = "inference") -> list[dict]:
     argv = [
         "--section", payload,
-        "--hifigan", str(root / "hifigan" / "model.pt"),
+        "--vocoder", str(root / "hifigan" / "model.pt"),
         "--out-dir", str(root / out),
         *extra,
     ]  # fmt: skip
@@ -132,7 +132,7 @@ def test_bad_inputs_are_reported(files):
     (files / "odd.txt").write_text("ok|Fine.\nbad|Snowman \u2603 {XX9} here.\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"odd\.txt:2: phrase 'bad'"):
         run_stage(files, section(), "--phrases", str(files / "odd.txt"))
-    argv = ["--section", section(), "--hifigan", str(files / "hifigan" / "model.pt"), "--out-dir", str(files / "x"),
+    argv = ["--section", section(), "--vocoder", str(files / "hifigan" / "model.pt"), "--out-dir", str(files / "x"),
             "--phrases", str(files / "phrases.txt")]  # fmt: skip
     parser = argparse.ArgumentParser()
     stage.add_arguments(parser)
@@ -178,7 +178,7 @@ def test_nvidia_checkpoints_are_accepted_as_they_are(files):
     ours = run_stage(files, section(), out="ours")
     argv = [
         "--section", section(), "--fastpitch", str(files / "FastPitch_checkpoint_100.pt"),
-        "--hifigan", str(files / "hifigan_gen_checkpoint_10.pt"), "--phrases", str(files / "phrases.txt"),
+        "--vocoder", str(files / "hifigan_gen_checkpoint_10.pt"), "--phrases", str(files / "phrases.txt"),
         "--out-dir", str(files / "foreign"),
     ]  # fmt: skip
     parser = argparse.ArgumentParser()

@@ -13,6 +13,7 @@ import pytest
 import soundfile as sf
 import torch
 
+from tts_pipeline.benchmark.other_vocoders import parse_vocoder_argument
 from tts_pipeline.config import AudioConfig, TextConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import read_jsonl
@@ -65,7 +66,7 @@ def section(**inference: object) -> str:
 
 def run_stage(root: Path, payload: str, out: str) -> list[dict]:
     argv = [
-        "--section", payload, "--waveglow", str(root / "waveglow" / "model.pt"),
+        "--section", payload, "--vocoder", str(root / "waveglow" / "model.pt"),
         "--fastpitch", str(root / "fastpitch" / "model.pt"), "--phrases", str(root / "phrases.txt"),
         "--out-dir", str(root / out),
     ]  # fmt: skip
@@ -121,9 +122,9 @@ def test_nvidia_s_checkpoint_through_the_synthesis_path_matches_nvidia_s_denoise
     norm, measures the denoiser's bias at sigma 0 as NVIDIA's Denoiser does, and denoises as theirs does."""
     reference = torch.load(FIXTURES / "reference.pt", weights_only=True)
     audio = AudioConfig(n_mel_channels=8)
-    options = SynthesisOptions(denoising_strength=0.01, fade_out_frames=0, waveglow_sigma=0.6)
+    options = SynthesisOptions(denoising_strength=0.01, fade_out_frames=0, vocoder_settings={"waveglow_sigma": 0.6})
     synth = Synthesizer.load(
-        FIXTURES / "checkpoint_WaveGlow_1.pt", None, options, audio=audio, vocoder="waveglow", amp="off"
+        None, FIXTURES / "checkpoint_WaveGlow_1.pt", options, audio=audio, vocoder_kind="waveglow", amp="off"
     )
     assert isinstance(synth.vocoder, WaveGlowVocoder) and not synth.vocoder.model.has_weight_norm
     assert synth.denoiser is not None
@@ -169,11 +170,11 @@ def test_the_report_s_vocoder_pages_add_waveglow_when_given(tmp_path):
     save_npy(tmp_path / "mels" / "u1.npy", mel)
     hifigan = tmp_path / "hifigan.pt"
     clips = partial(vocoder_clips, tmp_path / "manifest.val.jsonl", tmp_path / "mels", 2)
-    (page,) = clips(load_vocoders(hifigan, hifigan, None))
+    (page,) = clips(load_vocoders(hifigan, hifigan))
     assert [v.label for v in page.versions] == [
         GROUND_TRUTH, "base HiFi-GAN on the FastPitch mel", "fine-tuned HiFi-GAN on the FastPitch mel"
     ]
-    (page,) = clips(load_vocoders(hifigan, hifigan, tmp_path / "waveglow.pt"))
+    (page,) = clips(load_vocoders(hifigan, hifigan, [parse_vocoder_argument(f"waveglow={tmp_path / 'waveglow.pt'}")]))
     assert page.versions[-1].label == "WaveGlow (sigma 0.9) on the FastPitch mel"
     assert page.versions[-1].audio.shape == (HOP * frames,) and np.isfinite(page.versions[-1].audio).all()
     assert "WaveGlow" in page.note

@@ -28,7 +28,7 @@ def one_thread():
 def tiny_synthesizer() -> Synthesizer:
     encoder = TextEncoder(cleaners="english_cleaners_v2", symbols="characters", symbol_set="english_basic")
     options = SynthesisOptions(vocoder_batching="padded")
-    return Synthesizer(tiny_generator(), AUDIO, options, fastpitch=tiny_fastpitch(), text_encoder=encoder)
+    return Synthesizer(tiny_generator(), AUDIO, options, acoustic_model=tiny_fastpitch(), text_encoder=encoder)
 
 
 def test_the_cpu_runs_fp32_and_bf16_and_says_why_fp16_is_skipped(monkeypatch):
@@ -50,7 +50,7 @@ def test_time_synthesis_records_both_models_and_counts_the_batchs_audio():
     run = time_synthesis(synth, tokens, 3, warmup=1, repeats=2)
     assert len(run.latencies) == 2 and run.latencies.components == ("fastpitch", "vocoder")
     with torch.inference_mode():
-        alone = synth.fastpitch.infer(torch.tensor([tokens]), torch.tensor([len(tokens)]))
+        alone = synth.acoustic_model.infer(torch.tensor([tokens]), torch.tensor([len(tokens)]))
     assert {call.audio_samples for call in run.calls} == {3 * int(alone.mel_lengths[0]) * AUDIO.hop_length}
     assert run.batch_size == 3 and synth.timer is own_timer
 

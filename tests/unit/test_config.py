@@ -170,3 +170,53 @@ def test_what_yaml_writes_for_floats_and_pairs_is_kept(demo):
     assert config.hifigan.learning_rate == 1.0
     assert config.hifigan.adam_betas == (0.8, 0.99)
     assert config.corpus.demo.rate_wpm == (150, 185)
+
+
+# The loop settings every model section inherits (config.loop_settings), with each model's defaults.
+LOOP_DEFAULTS = {
+    # section: (epochs, batch_size, gpus, num_workers, keep_checkpoints, global_batch_size, checkpoint_every_n_epochs)
+    "aligner": (100, 16, 0, 0, 3, None, None),
+    "hifigan": (6500, 16, 8, 4, 2, 128, 10),
+    "fastpitch": (1000, 32, 8, 4, 2, 256, 20),
+    "tacotron2": (1501, 128, 8, 4, 2, 1024, 50),
+    "waveglow": (1001, 10, 8, 4, 2, 80, 50),
+}
+
+
+@pytest.mark.parametrize("section", sorted(LOOP_DEFAULTS))
+def test_model_sections_inherit_the_loop_settings_with_their_own_defaults(section):
+    from tts_pipeline.config import EpochLoopSettings, LoopSettings, PipelineConfig
+
+    cfg = getattr(PipelineConfig(experiment="x"), section)
+    assert isinstance(cfg, LoopSettings)
+    # the shared keys are the base's, not retyped by the section
+    declared_here = type(cfg).__dict__.get("__annotations__", {})
+    assert not set(declared_here) & set(LoopSettings.model_fields)
+    epochs, batch, gpus, workers, keep, global_batch, every = LOOP_DEFAULTS[section]
+    assert (cfg.epochs, cfg.batch_size, cfg.gpus, cfg.num_workers, cfg.keep_checkpoints) == (
+        epochs, batch, gpus, workers, keep
+    )  # fmt: skip
+    assert (cfg.max_steps, cfg.amp, cfg.seed) == (None, "off", 1234)
+    if global_batch is None:
+        assert not isinstance(cfg, EpochLoopSettings)
+    else:
+        assert (cfg.global_batch_size, cfg.checkpoint_every_n_epochs) == (global_batch, every)
+
+
+def test_loop_settings_keep_their_bounds_in_every_section(demo):
+    assert "aligner.epochs" in _error({**demo, "aligner": {**demo["aligner"], "epochs": 0}})
+    assert "waveglow.global_batch_size" in _error({**demo, "waveglow": {"global_batch_size": 0}})
+    message = _error({**demo, "fastpitch": {**demo["fastpitch"], "global_batch_size": 30, "batch_size": 8}})
+    assert "global_batch_size: expected a multiple of batch_size (8), got 30" in message
+
+
+def test_with_defaults_refuses_unknown_fields_and_fields_left_without_a_default():
+    from tts_pipeline.config import EpochLoopSettings, LoopSettings
+
+    with pytest.raises(TypeError, match=r"no such fields \['epoch'\]"):
+        LoopSettings.with_defaults(epoch=3, batch_size=1)
+    with pytest.raises(TypeError, match="global_batch_size needs a default"):
+        EpochLoopSettings.with_defaults(epochs=3, batch_size=1, checkpoint_every_n_epochs=1)
+    section = LoopSettings.with_defaults(epochs=3, batch_size=1, descriptions={"amp": "Our words."})
+    assert section().epochs == 3 and section.model_fields["amp"].description == "Our words."
+    assert LoopSettings.model_fields["amp"].description != "Our words."  # the base is left as it was

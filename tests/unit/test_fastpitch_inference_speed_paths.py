@@ -74,12 +74,13 @@ def test_a_cpu_synthesizer_in_bf16_runs_fastpitch_from_a_bf16_copy() -> None:
     fastpitch = tiny_fastpitch()
     encoder = TextEncoder.from_settings(text_settings(), "fastpitch.pt")
     synths = {
-        amp: Synthesizer(generator, AUDIO, SynthesisOptions(), fastpitch=fastpitch, text_encoder=encoder, amp=amp)
+        amp: Synthesizer(generator, AUDIO, SynthesisOptions(), acoustic_model=fastpitch, text_encoder=encoder, amp=amp)
         for amp in ("off", "bf16")
     }
-    assert is_held_in_bf16(synths["bf16"].fastpitch_runner) and not is_held_in_bf16(synths["off"].fastpitch_runner)
+    runners = {amp: synth.acoustic_runner for amp, synth in synths.items()}
+    assert is_held_in_bf16(runners["bf16"].model) and not is_held_in_bf16(runners["off"].model)
     # The model as given stays float32, so synthesizers in other precisions can share it.
-    assert synths["bf16"].fastpitch is fastpitch and not is_held_in_bf16(fastpitch)
+    assert synths["bf16"].acoustic_model is fastpitch and not is_held_in_bf16(fastpitch)
     exact, low = (synths[amp].synthesize(["Hello there."])[0] for amp in ("off", "bf16"))
     assert low.n_frames == exact.n_frames
     assert abs(low.mel - exact.mel).max() < 0.1 * abs(exact.mel).max()

@@ -10,7 +10,7 @@ import torch
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference import Synthesizer
 from tts_pipeline.inference.chunking import MAX_PHRASE_SYMBOLS, MAX_PIECE_SYMBOLS, split_text
-from tts_pipeline.inference.synthesizer import LOG_FLOOR_VALUE
+from tts_pipeline.inference.utterance import LOG_FLOOR_VALUE
 
 from ..inference_models import AUDIO, tiny_models, tiny_synthesizer_of
 
@@ -76,7 +76,7 @@ def synthesizer(models, **options) -> Synthesizer:
 
 def test_an_over_long_phrase_is_refused_naming_it_and_the_limit_before_any_model_runs(models):
     synth = synthesizer(models)
-    synth.fastpitch_runner = None  # any model call would fail with a raw error
+    synth.acoustic_runner = None  # any model call would fail with a raw error
     long_text = "The keeper painted the door blue. " * 600  # 20,400 characters
     with pytest.raises(UserError, match=rf"text 2: text 'The keeper painted.*limit of {MAX_PHRASE_SYMBOLS} symbols"):
         synth.synthesize(["Hello.", long_text])

@@ -110,6 +110,7 @@ def test_peak_normalisation_is_optional(models):
 def test_options_from_the_inference_section():
     options = SynthesisOptions.from_config(InferenceConfig())
     assert options.pitch_transform is None and options.denoising_strength == 0.01 and options.fade_out_frames == 10
+    assert options.vocoder_settings == {"waveglow_sigma": 0.9}  # every vocoder row's settings
     shifted = SynthesisOptions.from_config(InferenceConfig(pitch_shift_hz=20.0, pitch_invert=True, batch_size=2))
     assert shifted.pitch_transform == PitchTransform(invert=True, shift_hz=20.0) and shifted.batch_size == 2
 
@@ -119,7 +120,7 @@ def test_fp16_on_the_cpu_runs_fp32_and_says_so(models, caplog):
         synth = Synthesizer(models[1], AUDIO, SynthesisOptions(), device="cpu", amp="fp16")
     assert synth.precision.amp == "off"
     assert "inference.amp: fp32 on cpu (inference.amp fp16 is a CUDA mode" in caplog.text
-    with pytest.raises(UserError, match="no FastPitch model"):
+    with pytest.raises(UserError, match="no acoustic model"):
         synth.synthesize(["Hello."])
 
 

@@ -21,8 +21,9 @@ def demo() -> dict:
 
 def test_waveglow_is_out_of_the_default_dag(demo):
     pipeline = Pipeline(demo)
-    assert not pipeline.uses_waveglow and pipeline.waveglow_inputs() == {}
-    assert pipeline.synthesis_vocoder() == {"hifigan": pipeline.paths.hifigan_finetuned_model}
+    assert pipeline.other_vocoders() == {}
+    assert pipeline.synthesis_vocoder() == pipeline.paths.hifigan_finetuned_model
+    assert pipeline.other_vocoders_option()(None, _Input()) == []
     assert "train_waveglow" not in pipeline.training_metrics()
     assert pipeline.paths.waveglow_metrics not in pipeline.all_targets()
 
@@ -31,19 +32,18 @@ def test_inference_vocoder_waveglow_brings_train_waveglow_to_synthesis_and_bench
     demo["inference"]["vocoder"] = "waveglow"
     pipeline = Pipeline(demo)
     model = pipeline.paths.waveglow_model
-    assert model.endswith("demo/waveglow/model.pt") and pipeline.uses_waveglow
-    assert pipeline.synthesis_vocoder() == {"waveglow": model} == pipeline.waveglow_inputs()
+    assert model.endswith("demo/waveglow/model.pt")
+    assert pipeline.synthesis_vocoder() == model and pipeline.other_vocoders() == {"waveglow": model}
     assert pipeline.training_metrics()["train_waveglow"] == pipeline.paths.waveglow_metrics
-    option = pipeline.vocoder_option()
-    assert option(None, _Input(waveglow=model)) == ["--waveglow", model]
-    assert option(None, _Input(hifigan="h.pt")) == ["--hifigan", "h.pt"]
+    option = pipeline.other_vocoders_option()
+    assert option(None, _Input(waveglow=model)) == ["--vocoders", f"waveglow={model}"]
 
 
 def test_a_pretrained_waveglow_replaces_its_training(demo):
     demo["waveglow"]["checkpoint"] = "pretrained/nvidia_waveglow256pyt_fp16.pt"
     pipeline = Pipeline(demo)
-    assert pipeline.uses_waveglow and pipeline.waveglow_inputs() == {"waveglow": demo["waveglow"]["checkpoint"]}
-    assert pipeline.synthesis_vocoder() == {"hifigan": pipeline.paths.hifigan_finetuned_model}
+    assert pipeline.other_vocoders() == {"waveglow": demo["waveglow"]["checkpoint"]}
+    assert pipeline.synthesis_vocoder() == pipeline.paths.hifigan_finetuned_model
     assert "train_waveglow" not in pipeline.training_metrics()
 
 

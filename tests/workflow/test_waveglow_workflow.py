@@ -25,9 +25,9 @@ def test_inference_vocoder_waveglow_plans_train_waveglow_for_synthesis_and_bench
     # are quoted for the shell: the folder's quotes are escaped)
     model = "/results/demo/waveglow/model.pt'"
     synthesize = command_of(out, "tts-pipeline synthesize")
-    assert "--waveglow 'out dir" in synthesize and "--hifigan" not in synthesize and model in synthesize
+    assert "--vocoder 'out dir" in synthesize and "--hifigan" not in synthesize and model in synthesize
     benchmark = command_of(out, "tts-pipeline benchmark")
-    assert "--waveglow 'out dir" in benchmark and "--hifigan 'out dir" in benchmark and model in benchmark
+    assert "--vocoders 'waveglow=out dir" in benchmark and "--hifigan 'out dir" in benchmark and model in benchmark
     assert "train-waveglow --section" in out
     assert not (tmp_path / HOSTILE).exists(), "a dry run writes nothing"
 
@@ -35,7 +35,7 @@ def test_inference_vocoder_waveglow_plans_train_waveglow_for_synthesis_and_bench
 def test_the_default_dag_has_no_waveglow_but_it_can_be_asked_for(tmp_path):
     config = tiny_demo(tmp_path)
     plan = snakemake(tmp_path, "-n", "-p", config=config)
-    assert "train_waveglow" not in jobs(plan) and "--waveglow" not in plan.stdout + plan.stderr
+    assert "train_waveglow" not in jobs(plan) and "--vocoders" not in plan.stdout + plan.stderr
     asked = jobs(snakemake(tmp_path, "-n", "train_waveglow", config=config))
     assert "train_waveglow" in asked and "synthesize" not in asked and "train_hifigan" not in asked
 
@@ -47,4 +47,4 @@ def test_a_pretrained_waveglow_replaces_its_training_and_joins_the_benchmark(tmp
     plan = snakemake(tmp_path, "-n", "-p", config=config)
     out = plan.stdout + plan.stderr
     assert "train_waveglow" not in jobs(plan) and "benchmark" in jobs(plan)
-    assert f"--waveglow {pretrained}" in out
+    assert f"--vocoders waveglow={pretrained}" in out

@@ -17,7 +17,7 @@ rule benchmark:
         fastpitch_mels=paths.fastpitch_mels_index,
         inference=paths.inference_manifest,
         phrases=pipeline.benchmark_phrases(),
-        **pipeline.waveglow_inputs(),
+        **pipeline.other_vocoders(),
     output:
         json=paths.benchmark_json,
         md=paths.benchmark_md,
@@ -30,7 +30,7 @@ rule benchmark:
         out_dir=pipeline.output_folder("json"),
         reference=pipeline.benchmark_reference(),
         metrics=pipeline.metrics_arguments(),
-        waveglow=pipeline.optional_input_option("--waveglow", "waveglow"),
+        vocoders=pipeline.other_vocoders_option(),
     resources:
         gpu=pipeline.gpus("benchmark"),
         **pipeline.job_resources("benchmark"),
@@ -48,7 +48,7 @@ rule benchmark:
         " --manifest-dir {params.manifest_dir:q} --features-dir {params.features_dir:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --inference-manifest {input.inference:q}"
         " --reference {params.reference:q} --phrases {input.phrases:q} --metrics {params.metrics:q} --out-dir {params.out_dir:q}"
-        " {params.waveglow:q} 2> {log:q}"
+        " {params.vocoders:q} 2> {log:q}"
 
 
 rule report_pages:
@@ -65,7 +65,7 @@ rule report_pages:
         fastpitch_mels=paths.fastpitch_mels_index,
         hifigan_base=pipeline.hifigan_model(),
         hifigan=paths.hifigan_finetuned_model,
-        **pipeline.waveglow_inputs(),
+        **pipeline.other_vocoders(),
     output:
         losses=report(paths.report_page("losses.png"), caption="../report/losses.rst", category="Training"),
         pitch=report(paths.report_page("pitch.png"), caption="../report/pitch.rst", category="Features"),
@@ -86,7 +86,7 @@ rule report_pages:
         fastpitch_mels_dir=pipeline.input_folder("fastpitch_mels"),
         out_dir=pipeline.output_folder("losses"),
         metrics=pipeline.metrics_arguments(),
-        waveglow=pipeline.optional_input_option("--waveglow", "waveglow"),
+        vocoders=pipeline.other_vocoders_option(),
     resources:
         **pipeline.job_resources("report_pages"),
     log:
@@ -100,4 +100,4 @@ rule report_pages:
         "tts-pipeline report-pages --metrics {params.metrics:q} --features-dir {params.features_dir:q}"
         " --benchmark-md {input.benchmark:q} --benchmark-json {input.benchmark_json:q} --inference-manifest {input.inference:q} --val-manifest {input.val:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --hifigan-base {input.hifigan_base:q}"
-        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} {params.waveglow:q} 2> {log:q}"
+        " --hifigan-finetuned {input.hifigan:q} --out-dir {params.out_dir:q} {params.vocoders:q} 2> {log:q}"

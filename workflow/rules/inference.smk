@@ -1,4 +1,4 @@
-## INFERENCE: text to speech with FastPitch and the vocoder of inference.vocoder (the fine-tuned HiFi-GAN or WaveGlow)
+## INFERENCE: text to speech with FastPitch and the vocoder of inference.vocoder (a kind of config/model_kinds.py)
 
 
 rule synthesize:
@@ -6,7 +6,7 @@ rule synthesize:
         "synthesize: speech from the phrases (log: {log})"
     input:
         fastpitch=pipeline.fastpitch_model(),
-        **pipeline.synthesis_vocoder(),
+        vocoder=pipeline.synthesis_vocoder(),
         phrases=pipeline.inference_phrases(),
     output:
         manifest=paths.inference_manifest,
@@ -14,7 +14,6 @@ rule synthesize:
         section=pipeline.params("synthesize"),
         code=pipeline.code("synthesize"),
         out_dir=pipeline.output_folder("manifest"),
-        vocoder=pipeline.vocoder_option(),
     resources:
         gpu=pipeline.gpus("synthesize"),
         **pipeline.job_resources("synthesize"),
@@ -29,5 +28,5 @@ rule synthesize:
         # <name>.wav beside the manifest, which is written last (the declared output).
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
         " tts-pipeline synthesize --section {params.section:q} --fastpitch {input.fastpitch:q}"
-        " {params.vocoder:q} --phrases {input.phrases:q} --out-dir {params.out_dir:q}"
+        " --vocoder {input.vocoder:q} --phrases {input.phrases:q} --out-dir {params.out_dir:q}"
         " --manifest {output.manifest:q} 2> {log:q}"

@@ -1,6 +1,7 @@
 ## WAVEGLOW: the optional second vocoder of FastPitch 1.0's path (NVIDIA's flow vocoder), trained on
 ## ground-truth audio. In the DAG when inference.vocoder is waveglow (or waveglow.checkpoint names a
-## pretrained one, which replaces this rule); `snakemake train_waveglow` trains it on request.
+## pretrained one, which replaces this rule): its row in config/model_kinds.py says so.
+## `snakemake train_waveglow` trains it on request.
 
 
 rule train_waveglow:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from tts_pipeline.benchmark import waveglow_rows
+from tts_pipeline.benchmark import other_vocoders
 from tts_pipeline.benchmark.report import (
     BENCHMARK_COLUMNS,
     LATENCY_NOTES,
@@ -30,7 +30,7 @@ SPEED_COLUMNS: tuple[Column, ...] = (
 
 COMPONENTS = ("fastpitch", "vocoder")
 """The models a speed row times apart (``{component}_latency_mean_s``, ...; see
-:meth:`tts_pipeline.inference.Synthesizer.run_batch`): ``vocoder`` is HiFi-GAN or WaveGlow."""
+:meth:`tts_pipeline.inference.Synthesizer.run_batch`): ``vocoder`` is whichever vocoder the section timed."""
 
 HIFIGAN_NAMES = {"vocoder": "hifigan"}
 """A component's name in the main speed section's headers and in the tracker's metric names, where it
@@ -296,9 +296,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"Device: {env['device_name']} ({env['device']}); PyTorch {env['torch']}; CPU threads: {env['threads']}.",
         "",
     ]
-    waveglow = waveglow_rows.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES)
+    others = other_vocoders.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES)
     return "\n".join(
-        [*header, *_speed_section(report), *waveglow, *_quality_section(report), *_training_section(report)]
+        [*header, *_speed_section(report), *others, *_quality_section(report), *_training_section(report)]
     )
 
 
@@ -316,10 +316,7 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
             # The workflow's summary (run_summary) also reads a report.json an older version left on disk,
             # whose rows name the vocoder's time hifigan_latency_mean_s.
             metrics[f"{prefix}_{name}_latency_mean_s"] = row[key] if key in row else row[f"{name}_latency_mean_s"]
-    for row in report["speed"].get("waveglow_rows") or []:
-        prefix = f"waveglow_b{row['batch_size']}_{row['precision']}"
-        for key in ("latency_mean_s", "latency_p99_s", "x_real_time", "rtf"):
-            metrics[f"{prefix}_{key}"] = row[key]
+    metrics.update(other_vocoders.headline_metrics(report))
     for row in (report["quality"].get("vocoder_mel_l1") or {}).get("rows", []):
         metrics[f"mel_l1_{row['vocoder']}_{row['input_key']}"] = row["mel_l1"]
     for row in (report["quality"].get("precision") or {}).get("rows", []):

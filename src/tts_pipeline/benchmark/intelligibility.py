@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tts_pipeline.benchmark import waveglow_rows
+from tts_pipeline.benchmark import other_vocoders
 
 ASR_SAMPLING_RATE = 16000
 """The rate of PocketSphinx's en-US acoustic model; clips are resampled to it."""
@@ -248,7 +248,7 @@ COMPARISONS = (
     ("hifigan_base_ground_truth", "griffin_lim_ground_truth", "ground-truth mels"),
     ("hifigan_fine_tuned_ground_truth", "griffin_lim_ground_truth", "ground-truth mels"),
     ("tts", "griffin_lim_fastpitch", "FastPitch mels"),
-    *waveglow_rows.COMPARISONS,
+    *other_vocoders.comparisons(),
 )
 
 

@@ -15,8 +15,9 @@ The rows, from the upper reference point to what a user gets:
                                           ``synthesize`` makes them (the ``inference`` section), fp32
 ``tts_<precision>``                       the same in each faster precision the benchmark runs
                                           (``tts_bf16``: bf16 autocast)
-``waveglow_ground_truth``                 WaveGlow on the ground-truth mels (when the DAG builds one)
-``tts_waveglow``                          FastPitch + WaveGlow from the texts, fp32 (the same)
+``<vocoder>_ground_truth``                each other vocoder in the DAG (e.g. ``waveglow``) on the
+                                          ground-truth mels (:mod:`.other_vocoders`)
+``tts_<vocoder>``                         FastPitch + that vocoder from the texts, fp32
 ========================================  ==========================================================
 
 A neural row below its Griffin-Lim row on the same mels means the vocoder loses what the mels carry;
@@ -39,7 +40,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
-from tts_pipeline.benchmark import pauses, waveglow_rows
+from tts_pipeline.benchmark import other_vocoders, pauses
 from tts_pipeline.benchmark.intelligibility import (
     Clip,
     Recognizer,
@@ -63,7 +64,7 @@ ROW_DESCRIPTIONS = {
     "hifigan_fine_tuned_ground_truth": "Fine-tuned HiFi-GAN on ground-truth mels (copy synthesis)",
     "griffin_lim_fastpitch": "Griffin-Lim on FastPitch mels (from text)",
     "tts": TTS_DESCRIPTION.format(precision="fp32"),
-    **waveglow_rows.ROW_DESCRIPTIONS,
+    **other_vocoders.row_descriptions(),
 }
 
 
@@ -82,11 +83,10 @@ FIGURE_ROWS = (
     "griffin_lim_ground_truth",
     "hifigan_fine_tuned_ground_truth",
     "tts",
-    waveglow_rows.GROUND_TRUTH_ROW,
-    waveglow_rows.TTS_ROW,
+    *other_vocoders.figure_rows(),
 )
 """The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product;
-then WaveGlow's copy synthesis and full TTS when the run builds a WaveGlow (rows absent are skipped)."""
+then each other vocoder's copy synthesis and full TTS when the run builds it (rows absent are skipped)."""
 
 
 @dataclass
@@ -136,8 +136,8 @@ def row_audio(
     Args:
         tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options, by row:
             ``"tts"`` in fp32 (required; Griffin-Lim on FastPitch mels uses its mels), ``"tts_bf16"``...
-        vocoders: ``"base"`` and ``"fine_tuned"`` synthesizers for copy synthesis (no denoiser, no fade),
-            and ``"waveglow"`` when the benchmark has a WaveGlow (:mod:`tts_pipeline.benchmark.waveglow_rows`).
+        vocoders: ``"base"`` and ``"fine_tuned"`` HiFi-GAN synthesizers for copy synthesis (no denoiser, no
+            fade), and one per other vocoder the benchmark has, by kind (:mod:`.other_vocoders`).
     """
     rate = audio_cfg.sampling_rate
     mels = [np.load(u.mel, allow_pickle=False).astype(np.float32) for u in utterances]
@@ -148,8 +148,9 @@ def row_audio(
     for name in ("base", "fine_tuned"):
         if name in vocoders:
             audio[f"hifigan_{name}_ground_truth"] = [u.audio for u in vocoders[name].vocode(mels)]
-    if waveglow_rows.VOCODER_NAME in vocoders:
-        audio[waveglow_rows.GROUND_TRUTH_ROW] = [u.audio for u in vocoders[waveglow_rows.VOCODER_NAME].vocode(mels)]
+    for kind in other_vocoders.other_kinds():
+        if kind.name in vocoders:
+            audio[other_vocoders.ground_truth_row(kind)] = [u.audio for u in vocoders[kind.name].vocode(mels)]
     row_mels = dict.fromkeys(audio, mels)
     texts = [u.text for u in utterances]
     spoken = {name: synth.synthesize(texts) for name, synth in tts.items()}

@@ -28,6 +28,7 @@ from tts_pipeline.benchmark.nvidia_code import NvidiaCode
 from tts_pipeline.benchmark.nvidia_twins import fastpitch_twin, generator_twin, max_abs_diff, snr_db
 from tts_pipeline.benchmark.side_by_side import interleaved
 from tts_pipeline.inference import Synthesizer
+from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.precision import Precision
 
 OURS, NVIDIA = "ours", "nvidia"
@@ -78,19 +79,18 @@ def compare_inference(
 ) -> list[ModelComparison]:
     """FastPitch then HiFi-GAN of ``synth`` against NVIDIA's (module docstring); both models' rows,
     each also handed to ``on_row`` as soon as it is measured."""
-    if synth.fastpitch is None:
+    if not isinstance(synth.acoustic_model, FastPitch):
         raise ValueError("compare_inference: the synthesizer has no FastPitch model")
     device = synth.device
     batch = torch.tensor([list(tokens)] * batch_size, dtype=torch.int64, device=device)
     lengths = torch.full((batch_size,), len(tokens), dtype=torch.int64, device=device)
-    their_fastpitch, durations = fastpitch_twin(code, synth.fastpitch)
+    their_fastpitch, durations = fastpitch_twin(code, synth.acoustic_model)
     their_fastpitch.to(device)
     dur_tgt = None if durations is None else durations[: len(tokens)].expand(batch_size, -1).to(device)
 
     # Ours as the pipeline runs it (the synthesizer's own path: bf16 copies on a CPU), and the
     # float32 model it was given for the exactness check.
-    fp32 = Synthesizer(synth.vocoder, synth.audio, synth.options, fastpitch=synth.fastpitch,
-                       text_encoder=synth.text_encoder, device=device, amp="off")  # fmt: skip
+    fp32 = synth.with_options(synth.options, "off")
 
     def ours_fastpitch(precision: Precision) -> torch.Tensor:
         with torch.inference_mode():

@@ -78,7 +78,7 @@ def precision_quality(
 
     reference_audio = [u.audio for u in fp32.vocode(targets.mels)]
     reference_l1 = [mel_l1(m, t) for m, t in zip(log_mels(reference_audio), targets.mels, strict=True)]
-    reference_mels = [u.mel for u in fp32.synthesize(list(texts))] if fp32.fastpitch is not None else []
+    reference_mels = [u.mel for u in fp32.synthesize(list(texts))] if fp32.acoustic_model is not None else []
     rows = []
     for name, synth in others.items():
         audio = [u.audio for u in synth.vocode(targets.mels)]

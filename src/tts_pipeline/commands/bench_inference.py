@@ -115,8 +115,8 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
         # Without a config, a foreign checkpoint (NVIDIA's, jik876's) is read with the recipe's
         # LJSpeech settings, the ones those published files were trained with.
         return Synthesizer.load(
-            args.hifigan,
             args.fastpitch,
+            args.hifigan,
             options,
             text=TextConfig(),
             foreign_audio=AudioConfig(),
@@ -132,7 +132,9 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
     encoder = TextEncoder(cleaners="english_cleaners_v2", symbols="characters", symbol_set=RECIPE_SYMBOL_SET)
     n_frames = round(BENCHMARK_AUDIO_SECONDS * audio.sampling_rate / audio.hop_length)
     fastpitch = random_fastpitch(len(encoder.encode(text)), n_frames, seed=args.seed, n_mels=audio.n_mel_channels)
-    return Synthesizer(vocoder, audio, options, fastpitch=fastpitch, text_encoder=encoder, device=device, amp=args.amp)
+    return Synthesizer(
+        vocoder, audio, options, acoustic_model=fastpitch, text_encoder=encoder, device=device, amp=args.amp
+    )
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -214,6 +216,8 @@ def compile_models(synth: Synthesizer) -> None:
     """Replace the synthesizer's runners by compiled ones (module docstring); its code path stays its own."""
     import torch
 
+    from tts_pipeline.inference.fastpitch_acoustic import FastPitchRunner
+
     vocoder = torch.compile(synth.vocoder_runner, mode="reduce-overhead")
 
     def run_vocoder(mels: torch.Tensor) -> torch.Tensor:
@@ -223,10 +227,10 @@ def compile_models(synth: Synthesizer) -> None:
         return vocoder(mels).clone()
 
     synth.vocoder_runner = run_vocoder  # type: ignore[assignment]
-    fastpitch = synth.fastpitch_runner
-    assert fastpitch is not None
-    # The synthesizer calls ``infer``, not ``forward``: an instance attribute shadows the method.
-    fastpitch.infer = torch.compile(fastpitch.infer, dynamic=True)  # type: ignore[method-assign]
+    runner = synth.acoustic_runner
+    assert isinstance(runner, FastPitchRunner), "bench-inference runs FastPitch"
+    # The runner calls the model's ``infer``, not ``forward``: an instance attribute shadows the method.
+    runner.model.infer = torch.compile(runner.model.infer, dynamic=True)  # type: ignore[method-assign]
 
 
 def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: list[int], code: NvidiaCode) -> None:

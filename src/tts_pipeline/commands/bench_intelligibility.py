@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> None:
     device = torch.device("cpu")
     options = SynthesisOptions.from_config(config.inference)
     fp32 = Synthesizer.load(
-        args.hifigan, args.fastpitch, options, audio=config.audio, text=config.text, device=device, amp="off"
+        args.fastpitch, args.hifigan, options, audio=config.audio, text=config.text, device=device, amp="off"
     )
     assert fp32.text_encoder is not None, "Synthesizer.load with a FastPitch file has a text encoder"
     plan = plan_precisions(config.benchmark.precisions, device)
@@ -142,10 +142,7 @@ def run(args: argparse.Namespace) -> None:
     mels = [utterance.mel for utterance in spoken]
     rng = np.random.default_rng(args.seed)
     for choice in faster:
-        synth = Synthesizer(
-            fp32.vocoder, config.audio, options, fastpitch=fp32.fastpitch, text_encoder=fp32.text_encoder,
-            device=device, amp=choice.amp,
-        )  # fmt: skip
+        synth = fp32.with_options(options, choice.amp)
         audio[choice.name] = [utterance.audio for utterance in synth.synthesize([r["text"] for r in records])]
         # The vocoder's own difference on identical mels (FastPitch may round a duration differently).
         reference, other = fp32.vocode(mels), synth.vocode(mels)

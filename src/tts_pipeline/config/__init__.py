@@ -6,8 +6,9 @@ schema under ``workflow/schemas/`` is generated from these models (``tts-pipelin
 Snakemake rule receives only the config it reads (``tts_pipeline.stage_table.stage_params``), so a
 change reruns exactly the stages that depend on it.
 
-Modules: ``base`` (strict model, error), ``data_sections``, ``model_sections``, ``run_sections`` (the
-sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and how it is read),
+Modules: ``base`` (strict model, error), ``loop_settings`` (the training-loop keys every model section
+inherits), ``data_sections``, ``model_sections``, ``waveglow_section``, ``run_sections``, ``cluster_sections``
+(the sections), ``rules`` (rules across sections), ``pipeline`` (the whole config and how it is read),
 ``folders`` (its folders, checked on disk before any job).
 """
 
@@ -24,6 +25,7 @@ from tts_pipeline.config.data_sections import (
     TextConfig,
 )
 from tts_pipeline.config.folders import check_folders
+from tts_pipeline.config.loop_settings import BucketedLoopSettings, EpochLoopSettings, LoopSettings
 from tts_pipeline.config.model_sections import (
     FASTPITCH_MODEL_FIELDS,
     TACOTRON2_MODEL_FIELDS,
@@ -49,15 +51,18 @@ __all__ = [
     "AlignerConfig",
     "AudioConfig",
     "BenchmarkConfig",
+    "BucketedLoopSettings",
     "ConfigError",
     "CorpusConfig",
     "DataConfig",
     "DemoCorpusConfig",
     "DurationsConfig",
+    "EpochLoopSettings",
     "FastPitchConfig",
     "HiFiGANConfig",
     "InferenceConfig",
     "LJSpeechDownloadConfig",
+    "LoopSettings",
     "PipelineConfig",
     "PitchConfig",
     "SplitConfig",

@@ -19,6 +19,7 @@ from tts_pipeline.config.data_sections import (
     PitchConfig,
     TextConfig,
 )
+from tts_pipeline.config.model_kinds import vocoders_in_use
 from tts_pipeline.config.model_sections import (
     AlignerConfig,
     DurationsConfig,
@@ -26,9 +27,8 @@ from tts_pipeline.config.model_sections import (
     HiFiGANConfig,
     Tacotron2SectionConfig,
 )
-from tts_pipeline.config.rules import check_hifigan_fits_audio
 from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
-from tts_pipeline.config.waveglow_section import WaveGlowSection, check_waveglow_fits_audio
+from tts_pipeline.config.waveglow_section import WaveGlowSection
 
 
 class PipelineConfig(StrictModel):
@@ -57,9 +57,9 @@ class PipelineConfig(StrictModel):
 
     @model_validator(mode="after")
     def _sections_agree(self) -> PipelineConfig:
-        check_hifigan_fits_audio(self.hifigan, self.audio)
-        if self.inference.vocoder == "waveglow" or self.waveglow.checkpoint is not None:
-            check_waveglow_fits_audio(self.waveglow, self.audio)
+        # a vocoder out of the DAG may hold settings that only fit another audio section
+        for kind in vocoders_in_use(self):
+            kind.fits_audio(getattr(self, kind.section), self.audio)
         return self
 
     @property

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from tts_pipeline.config import model_kinds
 from tts_pipeline.config.base import StrictModel
 
 # --------------------------------------------------------------------------------------------------
@@ -39,14 +40,23 @@ class InferenceConfig(StrictModel):
         "n_val_phrases validation utterances, named by id.",
     )
     n_val_phrases: int = Field(10, ge=1, description="Validation texts synthesised when phrases is null (devset10).")
-    vocoder: Literal["hifigan", "waveglow"] = Field(
-        "hifigan",
+    vocoder: str = Field(
+        model_kinds.PIPELINE_VOCODER,
         description="The vocoder of synthesis: the fine-tuned HiFi-GAN, or WaveGlow (trained by train_waveglow, or "
         "waveglow.checkpoint); with waveglow the benchmark adds WaveGlow rows beside HiFi-GAN's.",
+        json_schema_extra={"enum": list(model_kinds.vocoder_names())},
     )
     waveglow_sigma: float = Field(
         0.9, ge=0, description="WaveGlow's noise scale at synthesis (NVIDIA's inference scripts: 0.9; the paper 0.6)."
     )
+
+    @field_validator("vocoder")
+    @classmethod
+    def _known_vocoder(cls, name: str) -> str:
+        # the choices are the rows of the table of kinds (model_kinds.VOCODERS), not a list kept here
+        if name not in model_kinds.vocoder_names():
+            raise ValueError(f"unknown vocoder; expected one of {', '.join(model_kinds.vocoder_names())}")
+        return name
 
 
 class BenchmarkConfig(StrictModel):

@@ -1,27 +1,33 @@
-"""WaveGlow behind the vocoder interface of :class:`tts_pipeline.inference.Synthesizer`.
+"""WaveGlow behind the vocoder seam (:mod:`tts_pipeline.inference.seams`): the ``waveglow`` row of
+:mod:`tts_pipeline.config.model_kinds`.
 
 The synthesizer calls its vocoder as ``vocoder(mel)`` on ``(B, n_mels, T)`` log-mels and expects ``(B, 1,
-T x hop)`` audio, HiFi-GAN's signature. :class:`WaveGlowVocoder` gives WaveGlow that signature: it runs
-:meth:`tts_pipeline.models.waveglow.WaveGlow.infer` with the noise scale ``sigma`` (NVIDIA's inference
-scripts: 0.9) on a model whose weight norms are folded (as NVIDIA's inference does on load; same output,
-fewer ops). The noise is drawn from a generator reseeded at every call, so a mel gets the same audio
-alone or in any batch, and a rerun writes the same files. :meth:`WaveGlowVocoder.bias_probe` is the
-model at ``sigma = 0``: what the bias-spectrum denoiser measures (NVIDIA's ``Denoiser(waveglow)``).
+T x hop)`` audio. :class:`WaveGlowVocoder` gives WaveGlow that signature: it runs
+:meth:`tts_pipeline.models.waveglow.WaveGlow.infer` with the noise scale ``sigma`` (``inference.waveglow_sigma``;
+NVIDIA's inference scripts: 0.9) on a model whose weight norms are folded (as NVIDIA's inference does on
+load; same output, fewer ops). The noise is drawn from a generator reseeded at every call, so a mel gets
+the same audio alone or in any batch, and a rerun writes the same files. :meth:`WaveGlowVocoder.bias_probe`
+is the model at ``sigma = 0``: what the bias-spectrum denoiser measures (NVIDIA's ``Denoiser(waveglow)``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
 
 from tts_pipeline.config import AudioConfig
+from tts_pipeline.inference.seams import LoadedVocoder
 from tts_pipeline.models.model_file import ModelFile
 from tts_pipeline.models.waveglow import WaveGlow, WaveGlowConfig
+from tts_pipeline.precision import Precision
 
 # NVIDIA's --sigma-infer / --waveglow-sigma-infer default (Tacotron2/inference.py, FastPitch/inference.py).
 DEFAULT_SIGMA = 0.9
+SIGMA_KEY = "waveglow_sigma"  # the inference key of the noise scale (the row's settings)
 NOISE_SEED = 1234
 
 
@@ -63,16 +69,22 @@ class WaveGlowVocoder(nn.Module):
         return self.model.infer(mel.float(), sigma=0.0).unsqueeze(1)
 
 
-def load_waveglow_vocoder(
-    path: str | Path, *, sigma: float = DEFAULT_SIGMA, audio: AudioConfig | None = None
-) -> tuple[WaveGlowVocoder, ModelFile]:
-    """A :class:`WaveGlowVocoder` from this pipeline's model file or NVIDIA's / NGC's checkpoint, weight
-    norms folded; its model file (``audio`` None for NVIDIA's files, which record none). Errors
-    (UserError) name the file; ``audio`` is checked against the model's mel channels and hop."""
+def load(path: str | Path, *, audio: AudioConfig | None, settings: Mapping[str, Any]) -> LoadedVocoder:
+    """A :class:`WaveGlowVocoder` from this pipeline's model file or NVIDIA's / NGC's checkpoint (which
+    record no audio settings: ``audio`` gives them), with the noise scale ``settings["waveglow_sigma"]``
+    (default :data:`DEFAULT_SIGMA`). Errors (UserError) name the file; ``audio`` is checked against the
+    model's mel channels and hop."""
     from tts_pipeline.models.waveglow.model_file import load_waveglow
 
+    sigma = float(settings.get(SIGMA_KEY, DEFAULT_SIGMA))
     model, info = load_waveglow(path, remove_weight_norm=True, audio=audio)
-    return WaveGlowVocoder(model, sigma), info
+    vocoder = WaveGlowVocoder(model, sigma)
+    return LoadedVocoder(vocoder, model_file_audio(info, audio, path), info.step, f"WaveGlow (sigma {sigma:g})")
+
+
+def prepare(model: nn.Module, precision: Precision) -> nn.Module:
+    """WaveGlow runs as it is (under the precision's autocast) at every precision."""
+    return model
 
 
 def model_file_audio(info: ModelFile, fallback: AudioConfig | None, path: str | Path) -> AudioConfig:

@@ -3,20 +3,23 @@
 Three groups (:mod:`.clips` writes each clip as one page, spectrograms side by side, each version
 playable): ``held-out/``, the benchmark's listening examples (the recording, Griffin-Lim on its mel,
 copy synthesis, FastPitch + vocoder from the text); ``vocoders/``, the first validation utterances
-through the base and the fine-tuned vocoder (and WaveGlow) on the teacher-forced FastPitch mel: what
-fine-tuning changes, by ear; ``from-text/``, the synthesised phrases (free text, so no recording).
+through the base and the fine-tuned vocoder (and every other vocoder of the run, e.g. WaveGlow) on the
+teacher-forced FastPitch mel: what fine-tuning changes, by ear; ``from-text/``, the synthesised phrases
+(free text, so no recording).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from tts_pipeline.benchmark.other_vocoders import VocoderFile
     from tts_pipeline.config import AudioConfig
+    from tts_pipeline.inference.seams import LoadedVocoder
     from tts_pipeline.report.clips import ClipPage
 
 HELD_OUT_NOTE = (
@@ -52,23 +55,29 @@ def mel_function(audio_cfg: AudioConfig) -> Callable[[np.ndarray], np.ndarray]:
     return mel
 
 
-def load_vocoders(hifigan_base: Path, hifigan_finetuned: Path, waveglow: Path | None) -> dict[str, tuple]:
-    """Base and fine-tuned HiFi-GAN generators (and WaveGlow when ``waveglow`` names a model file): each a callable
-    ``(1, n_mels, T)`` mel -> ``(1, 1, T * hop)`` audio with its model info."""
-    from tts_pipeline.models.hifigan.model_file import load_generator
+FINE_TUNED = "fine-tuned HiFi-GAN"
+"""The label of the fine-tuned HiFi-GAN, whose audio settings every page uses."""
 
-    fine_tuned = load_generator(hifigan_finetuned, remove_weight_norm=True)
+
+def load_vocoders(
+    hifigan_base: Path, hifigan_finetuned: Path, others: Sequence[VocoderFile] = ()
+) -> dict[str, LoadedVocoder]:
+    """The base and fine-tuned HiFi-GAN, then each vocoder of ``others``, by label, loaded through their
+    kinds' modules (:mod:`tts_pipeline.inference.seams`): each model a callable ``(1, n_mels, T)`` mel ->
+    ``(1, 1, T * hop)`` audio. The others run with their kinds' default settings (WaveGlow: NVIDIA's
+    inference sigma) and no denoiser: each model's own sound."""
+    from tts_pipeline.config.model_kinds import PIPELINE_VOCODER
+    from tts_pipeline.inference.seams import vocoder_module
+
+    hifigan = vocoder_module(PIPELINE_VOCODER)
+    fine_tuned = hifigan.load(hifigan_finetuned, audio=None, settings={})
     # A foreign base vocoder (hifigan.checkpoint from NVIDIA or jik876) records no audio settings: it
     # was fine-tuned under the ones the fine-tuned model file records.
-    base = load_generator(hifigan_base, remove_weight_norm=True, audio=fine_tuned[1].audio)
-    vocoders = {"base HiFi-GAN": base, "fine-tuned HiFi-GAN": fine_tuned}
-    if waveglow is not None:
-        from tts_pipeline.inference.waveglow_vocoder import DEFAULT_SIGMA, load_waveglow_vocoder
-
-        # NVIDIA's inference sigma, no denoiser: the model's own sound.
-        vocoders[f"WaveGlow (sigma {DEFAULT_SIGMA:g})"] = load_waveglow_vocoder(
-            waveglow, audio=fine_tuned[1].audio
-        )
+    base = hifigan.load(hifigan_base, audio=fine_tuned.audio, settings={})
+    vocoders = {"base HiFi-GAN": base, FINE_TUNED: fine_tuned}
+    for other in others:
+        loaded = vocoder_module(other.kind.name).load(other.path, audio=fine_tuned.audio, settings={})
+        vocoders[loaded.description] = loaded
     return vocoders
 
 
@@ -89,9 +98,10 @@ def held_out_clips(section: dict, audio_cfg: AudioConfig) -> list[ClipPage]:
 
 
 def vocoder_clips(
-    val_manifest: Path, fastpitch_mels_dir: Path, n_clips: int, vocoders: dict[str, tuple]
+    val_manifest: Path, fastpitch_mels_dir: Path, n_clips: int, vocoders: dict[str, LoadedVocoder]
 ) -> list[ClipPage]:
-    """Recording, base vocoder and fine-tuned vocoder on the FastPitch mel of the first ``n_clips`` val clips."""
+    """Recording, then each vocoder of :func:`load_vocoders` on the FastPitch mel of the first ``n_clips``
+    val clips."""
     import numpy as np
     import torch
 
@@ -99,15 +109,15 @@ def vocoder_clips(
     from tts_pipeline.data.manifest import read_manifest
     from tts_pipeline.report.clips import ClipPage, Version
 
-    rate = vocoders["fine-tuned HiFi-GAN"][1].audio.sampling_rate
+    rate = vocoders[FINE_TUNED].audio.sampling_rate
     clips = []
     for record in read_manifest(val_manifest)[:n_clips]:
         utterance = record["id"]
         mel = torch.from_numpy(np.load(fastpitch_mels_dir / f"{utterance}.npy"))[None]
         versions = [Version(GROUND_TRUTH, load_wav(record["wav"], rate))]
-        for label, (generator, _) in vocoders.items():
+        for label, vocoder in vocoders.items():
             with torch.inference_mode():
-                versions.append(Version(f"{label} on the FastPitch mel", generator(mel)[0, 0].numpy()))
+                versions.append(Version(f"{label} on the FastPitch mel", vocoder.model(mel)[0, 0].numpy()))
         clips.append(ClipPage("vocoders", utterance, record.get("text", ""), VOCODER_NOTE, versions))
     return clips
 
@@ -129,5 +139,11 @@ def from_text_clips(manifest: Path, audio_cfg: AudioConfig) -> list[ClipPage]:
 
 
 def models_label(record: dict) -> str:
-    """Who spoke a synthesised phrase: its manifest record's ``vocoder`` (HiFi-GAN when it names none)."""
-    return "FastPitch + WaveGlow" if record.get("vocoder") == "waveglow" else "FastPitch + fine-tuned HiFi-GAN"
+    """Who spoke a synthesised phrase: its manifest record's ``vocoder`` kind, by its label (the
+    fine-tuned HiFi-GAN when it names none)."""
+    from tts_pipeline.config.model_kinds import PIPELINE_VOCODER, vocoder_kind
+
+    name = record.get("vocoder", PIPELINE_VOCODER)
+    if name == PIPELINE_VOCODER:
+        return f"FastPitch + fine-tuned {vocoder_kind(name).label}"
+    return f"FastPitch + {vocoder_kind(name).label}"

@@ -12,7 +12,7 @@ Reads what earlier stages wrote and writes into ``--out-dir`` (each file atomica
   (``--benchmark-json``: the recording, Griffin-Lim on its mel, copy synthesis, FastPitch + HiFi-GAN from
   the text), ``vocoders/`` for the first ``--n-clips`` validation utterances (the recording, the base and
   the fine-tuned vocoder on the teacher-forced FastPitch mel: what fine-tuning changes, by ear; and
-  WaveGlow on the same mel with ``--waveglow``), and
+  every vocoder of ``--vocoders NAME=PATH`` on the same mel, e.g. WaveGlow), and
   ``from-text/`` for the synthesised phrases (``--inference-manifest``; free text, so no recording).
 
 ``snakemake --report`` embeds them (captions in ``workflow/report/``); the report is one HTML file,
@@ -41,12 +41,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fastpitch-mels-dir", type=Path, required=True, help="R/fastpitch_mels")
     parser.add_argument("--hifigan-base", type=Path, required=True, help="base vocoder model.pt")
     parser.add_argument("--hifigan-finetuned", type=Path, required=True, help="fine-tuned vocoder model.pt")
-    parser.add_argument("--waveglow", type=Path, help="WaveGlow model.pt: also in the vocoder comparison")
+    parser.add_argument(
+        "--vocoders",
+        nargs="*",
+        default=[],
+        metavar="NAME=PATH",
+        help="other vocoders by kind (e.g. waveglow=R/waveglow/model.pt): also in the vocoder comparison",
+    )
     parser.add_argument("--n-clips", type=int, default=2, help="validation clips in the vocoder comparison")
     parser.add_argument("--out-dir", type=Path, required=True, help="R/report")
 
 
 def run(args: argparse.Namespace) -> None:
+    from tts_pipeline.benchmark.other_vocoders import parse_vocoder_argument
     from tts_pipeline.files import copy_file, write_text
     from tts_pipeline.plots import loss_curves, save_figure
     from tts_pipeline.report import audio_pages
@@ -66,8 +73,9 @@ def run(args: argparse.Namespace) -> None:
 
     write_text(out / "benchmark.html", markdown_page("Benchmark", args.benchmark_md.read_text(encoding="utf-8")))
 
-    vocoders = audio_pages.load_vocoders(args.hifigan_base, args.hifigan_finetuned, args.waveglow)
-    audio_cfg = vocoders["fine-tuned HiFi-GAN"][1].audio
+    others = [parse_vocoder_argument(value) for value in args.vocoders]
+    vocoders = audio_pages.load_vocoders(args.hifigan_base, args.hifigan_finetuned, others)
+    audio_cfg = vocoders[audio_pages.FINE_TUNED].audio
     intelligibility = json.loads(args.benchmark_json.read_text(encoding="utf-8"))["quality"].get("intelligibility")
     clips = [
         *audio_pages.held_out_clips(intelligibility or {}, audio_cfg),

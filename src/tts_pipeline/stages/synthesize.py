@@ -1,9 +1,10 @@
-"""Synthesise a phrase file with the trained FastPitch and HiFi-GAN: one WAV per phrase, and a manifest.
+"""Synthesise a phrase file with the trained FastPitch and the vocoder of ``inference.vocoder``: one WAV per
+phrase, and a manifest.
 
-The vocoder is ``--hifigan`` or ``--waveglow`` (the workflow passes the one of ``inference.vocoder``):
-WaveGlow runs with weight norms folded and noise scale ``inference.waveglow_sigma``. Either vocoder's time
-is reported in the same ``vocoder_ms`` field, and each manifest record names its ``vocoder`` (``hifigan``
-or ``waveglow``).
+``--vocoder`` is the model file of the vocoder kind ``inference.vocoder`` names (a row of
+:mod:`tts_pipeline.config.model_kinds`: the fine-tuned HiFi-GAN, or WaveGlow with weight norms folded and
+noise scale ``inference.waveglow_sigma``). Every vocoder's time is reported in the same ``vocoder_ms``
+field, and each manifest record names its ``vocoder`` kind.
 
 ``--phrases`` is a ``name|text`` file (or NVIDIA's ``.tsv`` with ``output`` and ``text`` columns; see
 ``tts_pipeline.inference.phrases``). Each text is encoded as the FastPitch model was trained, the texts
@@ -47,12 +48,11 @@ MANIFEST_NAME = "manifest.jsonl"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
     parser.add_argument("--fastpitch", type=Path, default=None, help="FastPitch model.pt (required with --phrases)")
-    vocoder = parser.add_mutually_exclusive_group(required=True)
-    vocoder.add_argument("--hifigan", type=Path, help="HiFi-GAN model.pt (fine-tuned or base)")
-    vocoder.add_argument(
-        "--waveglow",
+    parser.add_argument(
+        "--vocoder",
         type=Path,
-        help="WaveGlow model.pt or NVIDIA's checkpoint instead of HiFi-GAN (noise scale inference.waveglow_sigma)",
+        required=True,
+        help="the vocoder's model.pt (or a foreign checkpoint), of the kind inference.vocoder names",
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -66,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, TextConfig, parse_section
+    from tts_pipeline.config.model_kinds import vocoder_kind
     from tts_pipeline.devices import single_device
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import InferenceConfig, SynthesisOptions, Synthesizer
@@ -80,16 +81,16 @@ def run(args: argparse.Namespace) -> None:
         log.info("synthesize: --mels vocodes ground-truth mels; --fastpitch %s is not used", args.fastpitch)
     manifest = args.manifest or args.out_dir / MANIFEST_NAME
     device = single_device(cfg.gpus if args.gpus is None else args.gpus, "inference.gpus")
-    vocoder = "waveglow" if args.waveglow is not None else "hifigan"
+    vocoder = cfg.vocoder
     synth = Synthesizer.load(
-        args.waveglow if args.waveglow is not None else args.hifigan,
         args.fastpitch if args.phrases is not None else None,
+        args.vocoder,
         SynthesisOptions.from_config(cfg),
+        vocoder_kind=vocoder,
         audio=audio,
         text=text,
         device=device,
         amp=cfg.amp,
-        vocoder=vocoder,
     )
     tags = {
         "device": str(device),
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> None:
             summary["audio_seconds"],
             summary["compute_seconds"],
             summary["fastpitch_seconds"],
-            "WaveGlow" if vocoder == "waveglow" else "HiFi-GAN",
+            vocoder_kind(vocoder).label,
             summary["vocoder_seconds"],
             device,
             summary["x_real_time"],

@@ -14,6 +14,13 @@ from typing import Any
 
 from tts_pipeline import stage_table
 from tts_pipeline.config import check_folders, parse_config
+from tts_pipeline.config.model_kinds import (
+    PIPELINE_VOCODER,
+    VocoderKind,
+    pretrained_file,
+    vocoder_kind,
+    vocoders_in_use,
+)
 from tts_pipeline.workflow import cluster, parent_run
 from tts_pipeline.workflow.code_hash import code_hash
 from tts_pipeline.workflow.paths import Paths
@@ -111,8 +118,9 @@ class Pipeline:
         if self.config.fastpitch.checkpoint is None:
             metrics["train_fastpitch"] = self.paths.fastpitch_metrics
         metrics["finetune_hifigan"] = self.paths.hifigan_finetuned_metrics
-        if self.uses_waveglow and self.config.waveglow.checkpoint is None:
-            metrics["train_waveglow"] = self.paths.waveglow_metrics
+        for kind in self.other_vocoder_kinds():
+            if pretrained_file(self.config, kind) is None:
+                metrics[kind.trained_by] = self._trained_file(kind, "metrics")
         return metrics
 
     def benchmark_reference(self) -> str:
@@ -140,34 +148,35 @@ class Pipeline:
             inputs["tacotron2"] = self.tacotron2_model()
         return inputs
 
-    # WaveGlow: an optional vocoder, in the DAG only when synthesis uses it or the config names a
-    # pretrained one (then the benchmark compares it with HiFi-GAN); `snakemake train_waveglow` trains
-    # it on request whatever the config.
-    @property
-    def uses_waveglow(self) -> bool:
-        return self.config.inference.vocoder == "waveglow" or self.config.waveglow.checkpoint is not None
+    # Vocoders, by the table of kinds (config.model_kinds): HiFi-GAN is always trained; another kind is
+    # in the DAG only when synthesis uses it or the config names a pretrained one (the benchmark and the
+    # report then compare it with HiFi-GAN). `snakemake <its training rule>` trains it on request.
+    def _trained_file(self, kind: VocoderKind, name: str) -> str:
+        """``model`` or ``metrics``: the file of that name its training rule writes (``Paths.<folder>_<name>``)."""
+        return getattr(self.paths, f"{kind.folder}_{name}")
 
-    def waveglow_model(self) -> str:
-        """The WaveGlow model file later stages read: ``waveglow.checkpoint`` or the trained one."""
-        return self.config.waveglow.checkpoint or self.paths.waveglow_model
+    def vocoder_model(self, kind: VocoderKind) -> str:
+        """The model file of a vocoder later stages read: its pretrained file or the trained one."""
+        return pretrained_file(self.config, kind) or self._trained_file(kind, "model")
 
-    def waveglow_inputs(self) -> dict[str, str]:
-        """``{"waveglow": <model>}`` when WaveGlow is in the DAG, else nothing (benchmark, report)."""
-        return {"waveglow": self.waveglow_model()} if self.uses_waveglow else {}
+    def other_vocoder_kinds(self) -> tuple[VocoderKind, ...]:
+        """The vocoders of the DAG besides HiFi-GAN, in table order."""
+        return tuple(kind for kind in vocoders_in_use(self.config) if kind.name != PIPELINE_VOCODER)
 
-    def synthesis_vocoder(self) -> dict[str, str]:
-        """The vocoder ``synthesize`` reads, under the input name of ``inference.vocoder``."""
-        if self.config.inference.vocoder == "waveglow":
-            return {"waveglow": self.waveglow_model()}
-        return {"hifigan": self.paths.hifigan_finetuned_model}
+    def other_vocoders(self) -> dict[str, str]:
+        """Inputs (the kind's name -> its model file) of every other vocoder of the DAG: what the benchmark
+        and the report compare with HiFi-GAN."""
+        return {kind.name: self.vocoder_model(kind) for kind in self.other_vocoder_kinds()}
 
-    @staticmethod
-    def vocoder_option() -> Callable[..., list[str]]:
-        """A params function: ``["--hifigan", <file>]`` or ``["--waveglow", <file>]``, whichever input the
-        rule has (:meth:`synthesis_vocoder`)."""
-        return lambda wildcards, input: (
-            ["--waveglow", input["waveglow"]] if "waveglow" in input.keys() else ["--hifigan", input["hifigan"]]
-        )
+    def other_vocoders_option(self) -> Callable[..., list[str]]:
+        """A params function: ``["--vocoders", "<kind>=<model.pt>", ...]`` for the other vocoders of the DAG
+        (:meth:`other_vocoders`, the rule's inputs), or ``[]`` when there is none."""
+        names = list(self.other_vocoders())
+        return lambda wildcards, input: ["--vocoders", *(f"{name}={input[name]}" for name in names)] if names else []
+
+    def synthesis_vocoder(self) -> str:
+        """The model file of the vocoder ``synthesize`` reads: ``inference.vocoder``'s kind."""
+        return self.vocoder_model(vocoder_kind(self.config.inference.vocoder))
 
     def durations_batch_size(self) -> int:
         """Utterances per forward pass of the durations stage (``tacotron2.durations_batch_size`` for

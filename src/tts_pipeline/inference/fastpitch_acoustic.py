@@ -1,0 +1,59 @@
+"""FastPitch behind the acoustic-model seam (:mod:`tts_pipeline.inference.seams`): the ``fastpitch``
+row of :mod:`tts_pipeline.config.model_kinds`.
+
+On a CPU in bf16 FastPitch runs from a copy held in bf16 (:mod:`tts_pipeline.models.fastpitch.bf16`),
+without autocast, which would cast the predictors' float32 output layers down too; everywhere else the
+float32 model runs under the precision's autocast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import torch
+
+from tts_pipeline.config import AudioConfig, TextConfig
+from tts_pipeline.inference.seams import LoadedAcousticModel
+from tts_pipeline.inference.text import TextEncoder
+from tts_pipeline.models.fastpitch import FastPitch, FastPitchInference, PitchTransform
+from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
+from tts_pipeline.models.fastpitch.model_file import load_fastpitch
+from tts_pipeline.precision import Precision
+
+
+def load(path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None) -> LoadedAcousticModel:
+    """This pipeline's model file or NVIDIA's checkpoint (whose symbols come from ``text``, its audio
+    settings from ``audio``); its text encoder is the one it was trained with."""
+    model, info = load_fastpitch(path, text=text, audio=audio)
+    return LoadedAcousticModel(model, info.audio, TextEncoder.from_settings(info.text, path), info.step, "FastPitch")
+
+
+class FastPitchRunner:
+    """FastPitch's ``infer`` at one precision.
+
+    Attributes:
+        model: What runs: the float32 model as given, or on a CPU in bf16 its copy held in bf16.
+        precision: The precision whose autocast the float32 model runs under.
+    """
+
+    def __init__(self, model: FastPitch, precision: Precision) -> None:
+        self.model = model
+        self.precision = precision
+
+    def infer(
+        self, tokens: torch.Tensor, token_lengths: torch.Tensor, *, pace: float, pitch_transform: PitchTransform | None
+    ) -> FastPitchInference:
+        """``(B, N)`` symbols -> :class:`~tts_pipeline.models.fastpitch.FastPitchInference` (``mel`` ``(B,
+        n_mels, T_max)``, ``mel_lengths``, ``durations``, ``pitch``, ``energy``)."""
+        held = is_held_in_bf16(self.model)
+        with contextlib.nullcontext() if held else self.precision.autocast():
+            return self.model.infer(tokens, token_lengths, pace=pace, pitch_transform=pitch_transform)
+
+
+def prepare(model: FastPitch, precision: Precision) -> FastPitchRunner:
+    """``model`` to run at ``precision``; the bf16 copy is made here, so the float32 model stays shared
+    by the synthesizers of other precisions."""
+    if precision.amp == "bf16" and precision.device.type == "cpu":
+        return FastPitchRunner(bf16_inference_copy(model), precision)
+    return FastPitchRunner(model, precision)
