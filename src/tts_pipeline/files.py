@@ -117,16 +117,22 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSON-lines file; a bad line is reported with the file and line number."""
-    records = []
+    return [value for _, value in read_jsonl_lines(path)]
+
+
+def read_jsonl_lines(path: str | Path) -> list[tuple[int, Any]]:
+    """The parsed values of a JSON-lines file with their 1-based line numbers (blank lines skipped),
+    for readers whose own checks must name the line; a line that is not JSON is reported the same way."""
+    values = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                values.append((number, json.loads(line)))
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{number}: not a JSON object ({error.msg})") from None
-    return records
+    return values
 
 
 def save_npy(path: str | Path, array: np.ndarray, *, fsync: bool = True) -> None:

@@ -5,8 +5,8 @@ check of the JSON it receives (``stages/common.py``) and the stage list of ``con
 (``tts-pipeline schema``) are all derived from it; a test fails when a rule of ``workflow/rules``
 and its row disagree.
 
-Adding a stage: one :class:`Stage` row here, its module in ``tts_pipeline/stages/`` (with
-``add_arguments(parser)`` and ``run(args)``), and its rule in ``workflow/rules/*.smk`` whose
+Adding a stage: one :class:`Stage` row here, its module in ``tts_pipeline/stages/`` (named after the
+rule, with ``add_arguments(parser)`` and ``run(args)``), and its rule in ``workflow/rules/*.smk`` whose
 ``params.section`` is ``pipeline.params("<rule>")`` and, when the row names a GPU key,
 ``resources: gpu=pipeline.gpus("<rule>")``.
 
@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+_STAGES = "tts_pipeline.stages."
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -31,23 +33,25 @@ class Stage:
 
     Attributes:
         rule: The Snakemake rule name (also the stage's MLflow run name).
-        module: The module whose ``run(args)`` does the work.
         reads: Config the rule passes as ``--section`` JSON: section names, or dotted keys for a single
             value (so that e.g. a new hop length does not rerun the manifest).
         excludes: Dotted keys dropped from a section in ``reads``: settings the stage ignores, so
             changing them does not rerun it.
         gpus: Dotted config key of the stage's GPU count (``resources: gpu``); ``None``: CPU only.
+        module: The module whose ``run(args)`` does the work; default: ``tts_pipeline.stages.<rule>``.
         command: The ``tts-pipeline`` command that runs it; default: the rule name with hyphens.
     """
 
     rule: str
-    module: str
     reads: tuple[str, ...]
     excludes: tuple[str, ...] = ()
     gpus: str | None = None
+    module: str = ""
     command: str = ""
 
     def __post_init__(self) -> None:
+        if not self.module:
+            object.__setattr__(self, "module", _STAGES + self.rule)
         if not self.command:
             object.__setattr__(self, "command", self.rule.replace("_", "-"))
 
@@ -57,23 +61,15 @@ class Stage:
         return tuple(dict.fromkeys(name.split(".")[0] for name in self.reads))
 
 
-_STAGES = "tts_pipeline.stages."
-
 # In DAG order.
 STAGES: tuple[Stage, ...] = (
-    Stage("corpus", _STAGES + "corpus", ("corpus", "text.cleaners")),
-    Stage("manifest", _STAGES + "manifest", ("data", "text", "audio.sampling_rate")),
-    Stage("features", _STAGES + "features", ("audio", "pitch")),
-    Stage(
-        "train_aligner",
-        _STAGES + "train_aligner",
-        ("aligner", "audio.n_mel_channels", "text.symbol_set"),
-        gpus="aligner.gpus",
-    ),
-    Stage("durations", _STAGES + "durations", ("durations", "audio", "text.symbol_set")),
+    Stage("corpus", ("corpus", "text.cleaners")),
+    Stage("manifest", ("data", "text", "audio.sampling_rate")),
+    Stage("features", ("audio", "pitch")),
+    Stage("train_aligner", ("aligner", "audio.n_mel_channels", "text.symbol_set"), gpus="aligner.gpus"),
+    Stage("durations", ("durations", "audio", "text.symbol_set")),
     Stage(
         "train_hifigan",
-        _STAGES + "train_hifigan",
         ("hifigan", "audio"),
         # base vocoder training ignores the fine-tuning settings and the pretrained shortcut
         excludes=(
@@ -86,14 +82,12 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "train_fastpitch",
-        _STAGES + "train_fastpitch",
         ("fastpitch", "audio", "text.cleaners"),
         excludes=("fastpitch.checkpoint", "fastpitch.extract_batch_size"),
         gpus="fastpitch.gpus",
     ),
     Stage(
         "extract_fastpitch_mels",
-        _STAGES + "extract_fastpitch_mels",
         # the model file carries everything else extraction needs, except for a foreign checkpoint
         # (fastpitch.checkpoint from NVIDIA), whose text and audio settings come from the config
         ("fastpitch.extract_batch_size", "fastpitch.gpus", "audio", "text"),
@@ -101,32 +95,20 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "finetune_hifigan",
-        _STAGES + "train_hifigan",
         ("hifigan", "audio"),
         gpus="hifigan.gpus",
+        module=_STAGES + "train_hifigan",
         command="train-hifigan",
     ),
     # text: the symbols of a FastPitch checkpoint that records none (NVIDIA's)
-    Stage("synthesize", _STAGES + "synthesize", ("inference", "audio", "text"), gpus="inference.gpus"),
-    Stage(
-        "benchmark",
-        _STAGES + "benchmark",
-        ("benchmark", "inference", "audio", "text", "pitch", "corpus.demo"),
-        gpus="benchmark.gpus",
-    ),
-    Stage("report_pages", _STAGES + "report_pages", ()),
+    Stage("synthesize", ("inference", "audio", "text"), gpus="inference.gpus"),
+    Stage("benchmark", ("benchmark", "inference", "audio", "text", "pitch", "corpus.demo"), gpus="benchmark.gpus"),
+    Stage("report_pages", ()),
     # optional second vocoder (FastPitch 1.0's path); the pretrained shortcut does not shape training
-    Stage(
-        "train_waveglow",
-        _STAGES + "train_waveglow",
-        ("waveglow", "audio"),
-        excludes=("waveglow.checkpoint",),
-        gpus="waveglow.gpus",
-    ),
+    Stage("train_waveglow", ("waveglow", "audio"), excludes=("waveglow.checkpoint",), gpus="waveglow.gpus"),
     # FastPitch 1.0's path (durations.source: tacotron2): Tacotron 2 trained for its attention
     Stage(
         "train_tacotron2",
-        _STAGES + "train_tacotron2",
         ("tacotron2", "audio.n_mel_channels", "text.symbol_set"),
         excludes=("tacotron2.checkpoint", "tacotron2.durations_batch_size"),
         gpus="tacotron2.gpus",

@@ -101,7 +101,10 @@ def make_corpus(tmp_path: Path, symbols: str = "characters", phone_override: dic
                 spans = word_spans_from_symbols([SYMBOLS[i] for i in ids])
                 write_textgrid(root / "alignments" / f"{utterance_id}.TextGrid",
                                {"words": _tiles(spans, bounds, words, n_frames)}, 0.0, n_frames * FRAME)  # fmt: skip
-            records.append({"id": utterance_id, "text": text, "n_samples": n_frames * HOP, "sample_rate": SR})
+            # no clip is written: the duration figures then leave out the waveform
+            wav = str(root / "wavs" / f"{utterance_id}.wav")
+            n_samples = n_frames * HOP
+            records.append({"id": utterance_id, "wav": wav, "text": text, "n_samples": n_samples, "sample_rate": SR})
         write_jsonl(manifest_dir / f"manifest.{split}.jsonl", records)
     record = root / "corpus.json"
     write_json(record, {"name": "tiny", "root": str(root)})

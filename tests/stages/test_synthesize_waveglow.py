@@ -165,7 +165,8 @@ def test_the_report_s_vocoder_pages_add_waveglow_when_given(tmp_path):
     save_waveglow(tmp_path / "waveglow.pt", tiny_waveglow(), step=3, audio=AUDIO)
     frames = 12
     write_wav(tmp_path / "u1.wav", np.zeros(HOP * frames, dtype=np.float32), SR)
-    write_jsonl(tmp_path / "manifest.val.jsonl", [{"id": "u1", "wav": str(tmp_path / "u1.wav"), "text": "Hi."}])
+    record = {"id": "u1", "wav": str(tmp_path / "u1.wav"), "text": "Hi.", "n_samples": HOP * frames}
+    write_jsonl(tmp_path / "manifest.val.jsonl", [record])
     mel = np.random.default_rng(0).normal(-5, 1, (AUDIO.n_mel_channels, frames)).astype(np.float32)
     save_npy(tmp_path / "mels" / "u1.npy", mel)
     hifigan = tmp_path / "hifigan.pt"

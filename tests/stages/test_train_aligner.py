@@ -24,6 +24,7 @@ from tts_pipeline.training.aligner import step as aligner_step
 from tts_pipeline.training.checkpoint import CheckpointManager
 from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import TrainingDiverged
+from tts_pipeline.training.loop import LoopIO
 
 from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
@@ -151,9 +152,10 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
     train_set, val_set = _datasets(manifest_dir, features_dir)
     # batch 3 over 8 items: 3 batches per epoch, so step 4 is in the middle of epoch 2
     cfg = AlignerConfig(embedding_dim=16, attention_dim=8, batch_size=3, max_steps=8, checkpoint_every_n_steps=2)
-    common = {"n_symbols": 148, "n_mels": N_MELS, "context": DistributedContext(device=torch.device("cpu"))}
+    context = DistributedContext(device=torch.device("cpu"))
+    sizes = {"n_symbols": 148, "n_mels": N_MELS}
 
-    straight = trainer.fit(cfg, train_set, val_set, manager=CheckpointManager(root / "a", "h"), **common)
+    straight = trainer.fit(cfg, train_set, val_set, LoopIO(CheckpointManager(root / "a", "h"), context), **sizes)
 
     def stop_at_4(state: trainer.AlignerState) -> None:
         if state.step == 4:
@@ -161,10 +163,10 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
 
     manager = CheckpointManager(root / "b", "h")
     with pytest.raises(Interrupt):
-        trainer.fit(cfg, train_set, val_set, manager=manager, on_checkpoint=stop_at_4, **common)
+        trainer.fit(cfg, train_set, val_set, LoopIO(manager, context, on_checkpoint=stop_at_4), **sizes)
     checkpoint = manager.latest()
     assert (checkpoint.step, checkpoint.epoch, checkpoint.extra["batch_in_epoch"]) == (4, 2, 1)
-    resumed = trainer.fit(cfg, train_set, val_set, manager=manager, checkpoint=checkpoint, **common)
+    resumed = trainer.fit(cfg, train_set, val_set, LoopIO(manager, context, checkpoint), **sizes)
 
     assert resumed.step == straight.step == 8 and resumed.epoch == straight.epoch == 3
     for ours, theirs in zip(resumed.metrics["history"], straight.metrics["history"], strict=True):

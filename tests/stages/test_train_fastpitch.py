@@ -33,6 +33,7 @@ from tts_pipeline.training.distributed import DistributedContext
 from tts_pipeline.training.engine import TrainingDiverged
 from tts_pipeline.training.fastpitch import loop as fastpitch_loop
 from tts_pipeline.training.fastpitch import step as fastpitch_step
+from tts_pipeline.training.loop import LoopIO, TrainingResult
 from tts_pipeline.training.optimizers import lamb
 
 from ..conftest import REPO
@@ -150,12 +151,12 @@ def datasets(root: Path) -> tuple[FastPitchDataset, FastPitchDataset]:
 TEXT = TextSettings(symbols=tuple(SYMBOLS), source="aligner", symbols_kind="characters", symbol_set="english_basic")
 
 
-def train(root: Path, cfg: FastPitchConfig, **options: Any) -> trainer.TrainingResult:
+def train(root: Path, cfg: FastPitchConfig, **io: Any) -> TrainingResult:
+    """Train on ``root``'s features; ``io`` holds :class:`LoopIO` fields (checkpoints in ``root/w`` unless
+    a ``manager`` is given)."""
     train_set, val_set = datasets(root)
-    options.setdefault("manager", CheckpointManager(root / "w", "h"))
-    return trainer.fit(
-        cfg, train_set, val_set, text=TEXT, pitch=PITCH, frame_period_s=256 / 22050, **options
-    )
+    io.setdefault("manager", CheckpointManager(root / "w", "h"))
+    return trainer.fit(cfg, train_set, val_set, LoopIO(**io), text=TEXT, pitch=PITCH, frame_period_s=256 / 22050)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from tts_pipeline.training.checkpoint import CheckpointManager, load_checkpoint
 from tts_pipeline.training.engine import TrainingDiverged
 from tts_pipeline.training.hifigan import loop as hifigan_loop
 from tts_pipeline.training.hifigan import step as hifigan_step
+from tts_pipeline.training.loop import LoopIO
 
 from ..stage_helpers import kill_after_first_checkpoint, rerun, run_in_process
 
@@ -199,7 +200,7 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
     def fresh_set() -> AudioSegments:
         return AudioSegments(records, AUDIO, cfg.segment_size)
 
-    straight = trainer.fit(cfg, AUDIO, fresh_set(), None, manager=CheckpointManager(corpus / "a", "h"))
+    straight = trainer.fit(cfg, AUDIO, fresh_set(), None, LoopIO(CheckpointManager(corpus / "a", "h")))
 
     class Interrupt(Exception):
         pass
@@ -210,13 +211,13 @@ def test_interrupted_and_resumed_training_matches_an_uninterrupted_one(corpus):
 
     manager = CheckpointManager(corpus / "b", "h")
     with pytest.raises(Interrupt):
-        trainer.fit(cfg, AUDIO, fresh_set(), None, manager=manager, on_checkpoint=stop_at_2)
+        trainer.fit(cfg, AUDIO, fresh_set(), None, LoopIO(manager, on_checkpoint=stop_at_2))
     checkpoint = manager.latest()
     assert (checkpoint.step, checkpoint.epoch, checkpoint.extra["batch_in_epoch"]) == (2, 2, 0)
-    resumed = trainer.fit(cfg, AUDIO, fresh_set(), None, manager=manager, checkpoint=checkpoint)
+    resumed = trainer.fit(cfg, AUDIO, fresh_set(), None, LoopIO(manager, checkpoint=checkpoint))
     assert resumed.step == straight.step == 4
-    for name, tensor in straight.generator.state_dict().items():
-        assert torch.allclose(resumed.generator.state_dict()[name], tensor, atol=1e-6), name
+    for name, tensor in straight.model.state_dict().items():
+        assert torch.allclose(resumed.model.state_dict()[name], tensor, atol=1e-6), name
     ours, theirs = manager.latest().states, CheckpointManager(corpus / "a", "h").latest().states
     for family in ("mpd", "msd"):
         for name, tensor in theirs[family].items():
@@ -291,7 +292,7 @@ def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(c
     cfg = HiFiGANConfig(**{**TINY, "max_steps": 2, "fine_tune_lr_factor": 2.0})
     records = read_manifest(manifest_path(corpus / "data", "train"))
     manager = CheckpointManager(corpus / "base", "h")
-    trainer.fit(cfg, AUDIO, AudioSegments(records, AUDIO, cfg.segment_size), None, manager=manager)
+    trainer.fit(cfg, AUDIO, AudioSegments(records, AUDIO, cfg.segment_size), None, LoopIO(manager))
     source = load_checkpoint(manager.paths()[-1])
 
     init = trainer.load_init(corpus / "base")  # a folder: its newest checkpoint
@@ -397,9 +398,7 @@ def test_samples_and_train_metrics_reach_the_tracking_run(corpus):
         AUDIO,
         AudioSegments(records, AUDIO, cfg.segment_size),
         val_set,
-        manager=CheckpointManager(corpus / "w", "h"),
-        sink=sink,
-        log_every=1,
+        LoopIO(CheckpointManager(corpus / "w", "h"), sink=sink, log_every=1),
         sample_clips=clips,
     )
     train_steps = [step for step, figures in sink.metrics if "train_loss_gen" in figures]

@@ -9,6 +9,7 @@ from scipy.stats import betabinom
 from torch.nn import functional as F
 
 from tts_pipeline.alignment import mas_durations
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.aligner import Aligner, AlignerOutput
 from tts_pipeline.models.aligner.data import AlignerCollate, AlignerDataset, LengthBucketBatchSampler
@@ -269,10 +270,15 @@ def write_mels(folder, lengths: dict[str, int], n_mels: int = 8):
         np.save(folder / f"{utterance_id}.npy", rng.normal(size=(n_mels, frames)).astype(np.float32))
 
 
+def records(texts: dict[str, str]) -> list[ManifestRecord]:
+    """Manifest records of ``{id: text}`` (the dataset reads id and text; the rest is a placeholder)."""
+    return [ManifestRecord(id=i, wav=f"{i}.wav", text=text, n_samples=0) for i, text in texts.items()]
+
+
 def test_dataset_and_collate_pad_and_carry_the_prior(tmp_path):
     write_mels(tmp_path / "mels", {"a": 30, "b": 12})
-    records = [{"id": "a", "text": "hello there."}, {"id": "b", "text": "hi."}]
-    dataset = AlignerDataset(records, tmp_path / "mels", 8, "characters", "english_basic")
+    listed = records({"a": "hello there.", "b": "hi."})
+    dataset = AlignerDataset(listed, tmp_path / "mels", 8, "characters", "english_basic")
     assert len(dataset) == 2 and dataset.mel_lengths == [30, 12]
     batch = AlignerCollate(1.0)([dataset[0], dataset[1]])
     assert batch.ids == ["a", "b"]
@@ -286,14 +292,11 @@ def test_dataset_and_collate_pad_and_carry_the_prior(tmp_path):
 def test_dataset_reports_every_unusable_utterance(tmp_path):
     write_mels(tmp_path / "mels", {"short": 2, "ok": 20})
     np.save(tmp_path / "mels" / "wide.npy", np.zeros((5, 20), dtype=np.float32))
-    records = [
-        {"id": "ok", "text": "fine."},
-        {"id": "short", "text": "far too long for two frames."},
-        {"id": "wide", "text": "wrong channels."},
-        {"id": "missing", "text": "no mel."},
-    ]
+    listed = records(
+        {"ok": "fine.", "short": "far too long for two frames.", "wide": "wrong channels.", "missing": "no mel."}
+    )
     with pytest.raises(UserError) as error:
-        AlignerDataset(records, tmp_path / "mels", 8, "characters", "english_basic")
+        AlignerDataset(listed, tmp_path / "mels", 8, "characters", "english_basic")
     message = str(error.value)
     assert "3 unusable" in message
     assert "short: 2 mel frames" in message and "wide:" in message and "missing:" in message

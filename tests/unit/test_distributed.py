@@ -107,11 +107,12 @@ def _hifigan_config(global_batch: int, batch: int) -> HiFiGANConfig:
 
 def _train(root: Path, context: DistributedContext, cfg: HiFiGANConfig, name: str) -> None:
     from tts_pipeline.training.hifigan import fit
+    from tts_pipeline.training.loop import LoopIO
 
     records = read_manifest(manifest_path(root / "data", "train"))
     # Fixed crops: both set-ups must see the same samples of the same items.
     train_set = AudioSegments(records, AUDIO, cfg.segment_size, fixed_segments_seed=11)
-    fit(cfg, AUDIO, train_set, None, manager=CheckpointManager(root / name, "h"), context=context)
+    fit(cfg, AUDIO, train_set, None, LoopIO(CheckpointManager(root / name, "h"), context))
 
 
 def _ddp_worker(rank: int, world: int, port: int, root: str) -> None:

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from tts_pipeline.alignment import symbol_mean
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import save_npy, write_json
 from tts_pipeline.models.fastpitch import FastPitchInputs
@@ -106,6 +107,11 @@ def write_utterance(root: Path, utterance_id: str, tokens, durations, pitch_hz, 
     return mel
 
 
+def records(*ids: str) -> list[ManifestRecord]:
+    """Manifest records of ``ids`` (the dataset reads only the id; the rest is a placeholder)."""
+    return [ManifestRecord(id=i, wav=f"{i}.wav", text="", n_samples=0) for i in ids]
+
+
 @pytest.fixture
 def features(tmp_path) -> Path:
     write_utterance(tmp_path, "a", [1, 2, 3], [2, 0, 3], [250.0, 0.0, 150.0], seed=1)
@@ -114,7 +120,7 @@ def features(tmp_path) -> Path:
 
 
 def test_items_carry_normalised_pitch_energy_and_the_target_mel(features):
-    dataset = FastPitchDataset([{"id": "a"}, {"id": "b"}], features, STATS, N_MELS, n_symbols=6)
+    dataset = FastPitchDataset(records("a", "b"), features, STATS, N_MELS, n_symbols=6)
     assert len(dataset) == 2 and dataset.mel_lengths == [5, 7] and dataset.ids == ["a", "b"]
     item = dataset[0]
     assert item.id == "a" and item.tokens.dtype == torch.int64 and item.tokens.tolist() == [1, 2, 3]
@@ -123,11 +129,11 @@ def test_items_carry_normalised_pitch_energy_and_the_target_mel(features):
     mel = np.load(features / "mels" / "a.npy")
     torch.testing.assert_close(item.mel, torch.from_numpy(mel))
     np.testing.assert_allclose(item.energy.numpy(), loop_energy(mel, np.array([2, 0, 3])), rtol=1e-5)
-    assert FastPitchDataset([{"id": "a"}], features, STATS, N_MELS, with_energy=False)[0].energy is None
+    assert FastPitchDataset(records("a"), features, STATS, N_MELS, with_energy=False)[0].energy is None
 
 
 def test_collate_pads_with_zeros_and_keeps_lengths(features):
-    dataset = FastPitchDataset([{"id": "a"}, {"id": "b"}], features, STATS, N_MELS)
+    dataset = FastPitchDataset(records("a", "b"), features, STATS, N_MELS)
     batch = collate([dataset[1], dataset[0]])
     assert batch.ids == ["b", "a"] and batch.size == 2 and batch.frames == 12
     assert batch.tokens.tolist() == [[4, 5, 0], [1, 2, 3]]
@@ -142,7 +148,7 @@ def test_collate_pads_with_zeros_and_keeps_lengths(features):
     moved = batch.to("cpu")
     assert moved.ids == batch.ids and torch.equal(moved.mels, batch.mels)
     assert collate([dataset[0]]).energy is not None
-    no_energy = FastPitchDataset([{"id": "a"}], features, STATS, N_MELS, with_energy=False)
+    no_energy = FastPitchDataset(records("a"), features, STATS, N_MELS, with_energy=False)
     assert collate([no_energy[0]]).energy is None
 
 
@@ -154,9 +160,9 @@ def test_every_problem_is_reported_with_the_utterance_and_file(features):
     write_utterance(features, "pitchless", [1, 2], [1, 1], [0.0])  # one pitch value for two symbols
     write_utterance(features, "gone", [1], [3], [0.0])
     (features / "mels" / "gone.npy").unlink()
-    records = [{"id": name} for name in ("a", "short", "uneven", "padded", "pitchless", "gone", "b")]
+    listed = records("a", "short", "uneven", "padded", "pitchless", "gone", "b")
     with pytest.raises(UserError) as caught:
-        FastPitchDataset(records, features, STATS, N_MELS, n_symbols=6)
+        FastPitchDataset(listed, features, STATS, N_MELS, n_symbols=6)
     message = str(caught.value)
     assert "5 problem(s)" in message
     assert "utterance short: durations in " in message and "short.npy sum to 3 but its mel has T = 4" in message
@@ -168,4 +174,4 @@ def test_every_problem_is_reported_with_the_utterance_and_file(features):
 
 def test_a_mel_with_other_channels_is_refused(features):
     with pytest.raises(UserError, match=r"utterance a: .*a\.npy has shape \(4, 5\), expected \(80, T\)"):
-        FastPitchDataset([{"id": "a"}], features, STATS, 80)
+        FastPitchDataset(records("a"), features, STATS, 80)

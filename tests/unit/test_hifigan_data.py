@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from torch.utils.data import DataLoader
 
 from tts_pipeline.audio import MelSpectrogram, load_wav
 from tts_pipeline.config import AudioConfig
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.hifigan.data import SILENCE_LOG_MEL, AudioSegments, MelAudioSegments
 
@@ -21,13 +23,13 @@ SEGMENT = 8192
 HOP = AUDIO.hop_length
 
 
-def write_clip(folder: Path, utterance_id: str, n_samples: int, seed: int) -> dict:
+def write_clip(folder: Path, utterance_id: str, n_samples: int, seed: int) -> ManifestRecord:
     """A noise-like 16-bit clip (every segment is unique, so a crop reveals its offset); its record."""
     rng = np.random.default_rng(seed)
     pcm = (rng.standard_normal(n_samples) * 3000).clip(-32768, 32767).astype(np.int16)
     path = folder / f"{utterance_id}.wav"
     sf.write(path, pcm, AUDIO.sampling_rate, subtype="PCM_16")
-    return {"id": utterance_id, "wav": str(path), "n_samples": n_samples}
+    return ManifestRecord(id=utterance_id, wav=str(path), text="", n_samples=n_samples)
 
 
 def offset_of(crop: np.ndarray, clip: np.ndarray) -> int:
@@ -39,7 +41,7 @@ def offset_of(crop: np.ndarray, clip: np.ndarray) -> int:
 
 
 @pytest.fixture
-def clips(tmp_path: Path) -> list[dict]:
+def clips(tmp_path: Path) -> list[ManifestRecord]:
     """Two long clips (with a partial last frame) and one shorter than a segment."""
     return [
         write_clip(tmp_path, "long-a", 3 * SEGMENT + 1000, 1),
@@ -48,14 +50,14 @@ def clips(tmp_path: Path) -> list[dict]:
     ]
 
 
-def write_mels(folder: Path, records: list[dict]) -> Path:
+def write_mels(folder: Path, records: list[ManifestRecord]) -> Path:
     """Each clip's mel from the one mel function, as the features stage writes it."""
     mels = folder / "mels"
     mels.mkdir()
     mel = MelSpectrogram(AUDIO)
     for record in records:
-        audio = torch.from_numpy(load_wav(record["wav"], AUDIO.sampling_rate))
-        np.save(mels / f"{record['id']}.npy", mel(audio).numpy().astype(np.float32))
+        audio = torch.from_numpy(load_wav(record.wav, AUDIO.sampling_rate))
+        np.save(mels / f"{record.id}.npy", mel(audio).numpy().astype(np.float32))
     return mels
 
 
@@ -64,7 +66,7 @@ def write_mels(folder: Path, records: list[dict]) -> Path:
 # --------------------------------------------------------------------------------------------------
 
 
-def test_audio_segments_length_and_item_shape(clips: list[dict]) -> None:
+def test_audio_segments_length_and_item_shape(clips: list[ManifestRecord]) -> None:
     dataset = AudioSegments(clips, AUDIO, SEGMENT)
     assert len(dataset) == 3
     assert len(AudioSegments(clips, AUDIO, SEGMENT, repeats=5)) == 15
@@ -77,9 +79,9 @@ def test_audio_segments_length_and_item_shape(clips: list[dict]) -> None:
         dataset[3]
 
 
-def test_audio_segments_are_crops_of_the_clip_at_the_pcm_scale(clips: list[dict]) -> None:
+def test_audio_segments_are_crops_of_the_clip_at_the_pcm_scale(clips: list[ManifestRecord]) -> None:
     dataset = AudioSegments(clips, AUDIO, SEGMENT)
-    clip = sf.read(clips[0]["wav"], dtype="int16")[0].astype(np.float32) / 32768.0  # no peak normalisation
+    clip = sf.read(clips[0].wav, dtype="int16")[0].astype(np.float32) / 32768.0  # no peak normalisation
     starts = set()
     for _ in range(8):
         crop = dataset[0]["audio"].numpy()
@@ -89,9 +91,9 @@ def test_audio_segments_are_crops_of_the_clip_at_the_pcm_scale(clips: list[dict]
     assert len(starts) > 1  # fresh crops each time
 
 
-def test_short_clips_are_zero_padded_at_the_end(clips: list[dict]) -> None:
+def test_short_clips_are_zero_padded_at_the_end(clips: list[ManifestRecord]) -> None:
     item = AudioSegments(clips, AUDIO, SEGMENT, fixed_segments_seed=0)[2]
-    clip = load_wav(clips[2]["wav"], AUDIO.sampling_rate)
+    clip = load_wav(clips[2].wav, AUDIO.sampling_rate)
     np.testing.assert_array_equal(item["audio"][:5000].numpy(), clip)
     assert torch.count_nonzero(item["audio"][5000:]) == 0
 
@@ -99,10 +101,10 @@ def test_short_clips_are_zero_padded_at_the_end(clips: list[dict]) -> None:
 def test_a_clip_of_exactly_one_segment_is_used_whole(tmp_path: Path) -> None:
     record = write_clip(tmp_path, "exact", SEGMENT, 4)
     item = AudioSegments([record], AUDIO, SEGMENT)[0]
-    np.testing.assert_array_equal(item["audio"].numpy(), load_wav(record["wav"], AUDIO.sampling_rate))
+    np.testing.assert_array_equal(item["audio"].numpy(), load_wav(record.wav, AUDIO.sampling_rate))
 
 
-def test_fixed_seed_crops_are_identical_across_instances_and_access_orders(clips: list[dict]) -> None:
+def test_fixed_seed_crops_are_identical_across_instances_and_access_orders(clips: list[ManifestRecord]) -> None:
     first = AudioSegments(clips, AUDIO, SEGMENT, fixed_segments_seed=1234, repeats=5)
     second = AudioSegments(clips, AUDIO, SEGMENT, fixed_segments_seed=1234, repeats=5)
     forward = [first[i]["audio"] for i in range(len(first))]
@@ -115,7 +117,7 @@ def test_fixed_seed_crops_are_identical_across_instances_and_access_orders(clips
     assert not torch.equal(other[0]["audio"], forward[0])
 
 
-def test_training_crops_follow_the_torch_seed_and_epoch(clips: list[dict]) -> None:
+def test_training_crops_follow_the_torch_seed_and_epoch(clips: list[ManifestRecord]) -> None:
     def crops(epoch: int) -> list[torch.Tensor]:
         torch.manual_seed(7)
         dataset = AudioSegments(clips[:2], AUDIO, SEGMENT, repeats=3)
@@ -128,7 +130,7 @@ def test_training_crops_follow_the_torch_seed_and_epoch(clips: list[dict]) -> No
     assert not all(torch.equal(a, b) for a, b in zip(crops(2), again, strict=True))
 
 
-def test_dataloader_workers_draw_different_crops(clips: list[dict]) -> None:
+def test_dataloader_workers_draw_different_crops(clips: list[ManifestRecord]) -> None:
     dataset = AudioSegments(clips[:1], AUDIO, SEGMENT, repeats=4)
     torch.manual_seed(0)
     loader = DataLoader(
@@ -138,12 +140,10 @@ def test_dataloader_workers_draw_different_crops(clips: list[dict]) -> None:
     assert not torch.equal(items[0], items[1])
 
 
-def test_a_stale_manifest_length_is_reported(clips: list[dict]) -> None:
-    stale = [{**clips[0], "n_samples": 123}]
+def test_a_stale_manifest_length_is_reported(clips: list[ManifestRecord]) -> None:
+    stale = [dataclasses.replace(clips[0], n_samples=123)]
     with pytest.raises(UserError, match=r"long-a.*123"):
         AudioSegments(stale, AUDIO, SEGMENT)[0]
-    with pytest.raises(UserError, match="missing"):
-        AudioSegments([{"id": "x", "wav": "x.wav"}], AUDIO, SEGMENT)
     with pytest.raises(UserError, match="no utterances"):
         AudioSegments([], AUDIO, SEGMENT)
     with pytest.raises(ValueError, match="multiple"):
@@ -155,7 +155,7 @@ def test_a_stale_manifest_length_is_reported(clips: list[dict]) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
-def test_fine_tuning_items_have_matching_mel_and_audio_crops(tmp_path: Path, clips: list[dict]) -> None:
+def test_fine_tuning_items_have_matching_mel_and_audio_crops(tmp_path: Path, clips: list[ManifestRecord]) -> None:
     mels = write_mels(tmp_path, clips)
     dataset = MelAudioSegments(clips, AUDIO, SEGMENT, mels, repeats=2)
     assert len(dataset) == 6
@@ -166,17 +166,17 @@ def test_fine_tuning_items_have_matching_mel_and_audio_crops(tmp_path: Path, cli
         record = clips[index % 3]
         assert item["mel"].shape == (80, frames) and item["mel"].dtype == torch.float32
         assert item["audio"].shape == (SEGMENT,)
-        full_mel = np.load(mels / f"{record['id']}.npy")
+        full_mel = np.load(mels / f"{record.id}.npy")
         start = offset_of(item["mel"].numpy()[0], full_mel[0])  # the crop's first frame in the file
         assert 0 <= start < full_mel.shape[1] - frames
-        clip = load_wav(record["wav"], AUDIO.sampling_rate)
+        clip = load_wav(record.wav, AUDIO.sampling_rate)
         np.testing.assert_array_equal(item["audio"].numpy(), clip[start * HOP : start * HOP + SEGMENT])
         # mel frame i of the item is the mel of the item's audio (away from the reflect-padded edges)
         recomputed = mel_fn(item["audio"])
         torch.testing.assert_close(recomputed[:, 2:-2], item["mel"][:, 2:-2], atol=1e-4, rtol=1e-4)
 
 
-def test_fine_tuning_pads_short_clips_with_zeros_and_silent_frames(tmp_path: Path, clips: list[dict]) -> None:
+def test_fine_tuning_pads_short_clips_with_zeros_and_silent_frames(tmp_path: Path, clips: list[ManifestRecord]) -> None:
     mels = write_mels(tmp_path, clips)
     item = MelAudioSegments(clips, AUDIO, SEGMENT, mels, fixed_segments_seed=0)[2]
     n_frames = 5000 // HOP
@@ -187,7 +187,9 @@ def test_fine_tuning_pads_short_clips_with_zeros_and_silent_frames(tmp_path: Pat
     torch.testing.assert_close(MelSpectrogram(AUDIO)(torch.zeros(SEGMENT)), torch.full((80, 32), SILENCE_LOG_MEL))
 
 
-def test_fine_tuning_fixed_seed_crops_are_identical_across_instances(tmp_path: Path, clips: list[dict]) -> None:
+def test_fine_tuning_fixed_seed_crops_are_identical_across_instances(
+    tmp_path: Path, clips: list[ManifestRecord]
+) -> None:
     mels = write_mels(tmp_path, clips)
     first = MelAudioSegments(clips, AUDIO, SEGMENT, mels, fixed_segments_seed=5, repeats=3)
     second = MelAudioSegments(clips, AUDIO, SEGMENT, mels, fixed_segments_seed=5, repeats=3)
@@ -196,7 +198,7 @@ def test_fine_tuning_fixed_seed_crops_are_identical_across_instances(tmp_path: P
         assert torch.equal(a["mel"], b["mel"]) and torch.equal(a["audio"], b["audio"])
 
 
-def test_fine_tuning_mels_of_the_wrong_shape_are_reported_together(tmp_path: Path, clips: list[dict]) -> None:
+def test_fine_tuning_mels_of_the_wrong_shape_are_reported_together(tmp_path: Path, clips: list[ManifestRecord]) -> None:
     mels = write_mels(tmp_path, clips)
     np.save(mels / "long-a.npy", np.zeros((80, 10), dtype=np.float32))  # wrong T
     np.save(mels / "long-b.npy", np.zeros((64, (2 * SEGMENT + 77) // HOP), dtype=np.float32))  # wrong n_mels

@@ -77,7 +77,7 @@ def build(root: Path, **overrides: Any) -> ManifestResult:
 
 
 def all_ids(result: ManifestResult) -> set[str]:
-    return {record["id"] for records in result.splits.values() for record in records}
+    return {record.id for records in result.splits.values() for record in records}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -95,14 +95,14 @@ def test_clean_corpus_gives_sorted_complete_records(tmp_path: Path) -> None:
     assert {name: len(records) for name, records in result.splits.items()} == {"train": 4, "val": 1, "test": 1}
     assert all_ids(result) == {f"good{k}" for k in range(5)} | {"rawonly"}
     for records in result.splits.values():
-        assert [r["id"] for r in records] == sorted(r["id"] for r in records)
-    record = next(r for records in result.splits.values() for r in records if r["id"] == "good2")
-    assert record["text"] == "hello world take c."
-    assert record["raw_text"] == "Hello  World take c."
-    assert record["wav"] == str(root / "wavs" / "good2.wav")
-    assert (record["n_samples"], record["sample_rate"], record["duration_s"]) == (800, RATE, 0.1)
-    raw_only = next(r for records in result.splits.values() for r in records if r["id"] == "rawonly")
-    assert raw_only["text"] == "only the raw column"
+        assert [r.id for r in records] == sorted(r.id for r in records)
+    record = next(r for records in result.splits.values() for r in records if r.id == "good2")
+    assert record.text == "hello world take c."
+    assert record.raw_text == "Hello  World take c."
+    assert record.wav == str(root / "wavs" / "good2.wav")
+    assert (record.n_samples, record.sample_rate, record.duration_s) == (800, RATE, 0.1)
+    raw_only = next(r for records in result.splits.values() for r in records if r.id == "rawonly")
+    assert raw_only.text == "only the raw column"
     assert result.validation["n_rows"] == 6 and result.validation["n_valid"] == 6
     assert result.validation["rejections"] == [] and result.validation["counts_by_reason"] == {}
 
@@ -274,12 +274,12 @@ def test_resample_writes_a_16_bit_copy_at_the_config_rate(tmp_path: Path) -> Non
     root = make_corpus(tmp_path / "corpus", lines, wavs)
     result = build(root, resample=True)
 
-    record = next(r for records in result.splits.values() for r in records if r["id"] == "other")
+    record = next(r for records in result.splits.values() for r in records if r.id == "other")
     resampled = tmp_path / "resampled" / "other.wav"
-    assert record["wav"] == str(resampled) and record["source_wav"] == str(root / "wavs" / "other.wav")
+    assert record.wav == str(resampled) and record.source_wav == str(root / "wavs" / "other.wav")
     info = sf.info(resampled)
     assert (info.samplerate, info.channels, info.subtype, info.frames) == (RATE, 1, "PCM_16", 4000)
-    assert (record["n_samples"], record["sample_rate"], record["duration_s"]) == (4000, RATE, 0.5)
+    assert (record.n_samples, record.sample_rate, record.duration_s) == (4000, RATE, 0.5)
     assert sf.info(root / "wavs" / "other.wav").samplerate == 16000  # the corpus is left alone
     assert result.validation["n_resampled"] == 1
     assert [p.name for p in (tmp_path / "resampled").iterdir()] == ["other.wav"]  # no temp files left
@@ -326,15 +326,15 @@ def test_ljspeech_scheme_split_and_transcript_fixes(tmp_path: Path) -> None:
     sizes = {name: len(records) for name, records in result.splits.items()}
     assert sizes == {"train": len(extra) + 2, "val": 100, "test": 500}  # + the two fixed transcripts
     assert result.validation["split"]["discarded"] == sorted(DISCARDED_IDS)
-    train = {r["id"]: r for r in result.splits["train"]}
+    train = {r.id: r for r in result.splits["train"]}
     fixed = train["LJ034-0138"]
-    assert fixed["raw_text"] == "Some words. Norman stated, quote,"
-    assert fixed["text"] == "some words. norman stated, quote,"
+    assert fixed.raw_text == "Some words. Norman stated, quote,"
+    assert fixed.text == "some words. norman stated, quote,"
     assert result.validation["transcript_fixes"] == sorted(TRANSCRIPT_CONTINUATIONS)
     # The random scheme leaves the same transcripts alone.
     other = build(root, split=SplitConfig(scheme="random", val_size=100, test_size=100))
-    records = {r["id"]: r for split in other.splits.values() for r in split}
-    assert records["LJ034-0138"]["raw_text"] == "Some words."
+    records = {r.id: r for split in other.splits.values() for r in split}
+    assert records["LJ034-0138"].raw_text == "Some words."
 
 
 def test_ljspeech_scheme_with_a_rejected_test_clip_fails_even_with_skip(tmp_path: Path) -> None:
@@ -363,10 +363,10 @@ def test_real_text_front_end(tmp_path: Path) -> None:
         root, data_config(), TextConfig(cleaners="english_cleaners_v2", symbol_set="english_basic"), RATE,
         resample_dir=tmp_path / "r",
     )
-    records = {r["id"]: r for split in result.splits.values() for r in split}
+    records = {r.id: r for split in result.splits.values() for r in split}
     assert set(records) == {"a", "b", "c"}, result.validation["rejections"]
-    assert records["a"]["text"].startswith("mister smith paid five dollars")
-    assert records["b"]["text"].startswith("hello there")
+    assert records["a"].text.startswith("mister smith paid five dollars")
+    assert records["b"].text.startswith("hello there")
 
 
 def test_a_wav_linked_to_a_file_outside_the_corpus_is_rejected(tmp_path: Path) -> None:

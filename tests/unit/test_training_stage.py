@@ -53,13 +53,13 @@ class Trainer:
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
     def datasets(self, train: list, val: list) -> tuple[list, list | None]:
-        self.calls.append(("datasets", ([r["id"] for r in train], [r["id"] for r in val])))
+        self.calls.append(("datasets", ([r.id for r in train], [r.id for r in val])))
         return train, val or None
 
     def fit(self, run: TrainingRun, train_set: list, val_set: list | None, **prepared: Any) -> Result:
-        start = run.checkpoint.step if run.checkpoint is not None else 0
-        self.calls.append(("fit", (start, len(train_set), val_set is not None, prepared, run.sink.run_id)))
-        run.manager.save(start + 3, 1, {}, run_id=run.sink.run_id)
+        start = run.io.checkpoint.step if run.io.checkpoint is not None else 0
+        self.calls.append(("fit", (start, len(train_set), val_set is not None, prepared, run.io.run_id)))
+        run.io.manager.save(start + 3, 1, {}, run_id=run.io.run_id)
         return Result(step=start + 3, epoch=1, metrics={"val_loss_start": 2.0, "val_loss": 1.0, "frames_per_s": 5.0,
                                                         "n_params": 7})  # fmt: skip
 
@@ -70,7 +70,8 @@ class Trainer:
 def make_manifests(root: Path, n_train: int = 2, n_val: int = 1) -> Path:
     manifest_dir = root / "demo" / "data"
     for split, count in (("train", n_train), ("val", n_val)):
-        write_jsonl(manifest_path(manifest_dir, split), [{"id": f"{split}-{i}", "text": "a"} for i in range(count)])
+        records = [{"id": f"{split}-{i}", "wav": f"{split}-{i}.wav", "text": "a", "n_samples": 0} for i in range(count)]
+        write_jsonl(manifest_path(manifest_dir, split), records)
     return manifest_dir
 
 
@@ -157,7 +158,7 @@ def test_a_single_process_stage_prepares_before_tracking_under_its_own_name(tmp_
     prepared_before = []
 
     def prepare(run: TrainingRun) -> dict[str, Any]:
-        prepared_before.append((run.checkpoint, run.sink, len(tracked_runs), list(run.records["train"][0])))
+        prepared_before.append((run.io.checkpoint, run.io.sink, len(tracked_runs), run.records["train"][0].id))
         return {"init": "weights"}
 
     stage = TrainingStage(
@@ -173,7 +174,7 @@ def test_a_single_process_stage_prepares_before_tracking_under_its_own_name(tmp_
         prepare=prepare,
     )
     run_training(stage_args(tmp_path, manifest_dir), {}, stage)
-    assert prepared_before == [(None, None, 0, ["id", "text"])]
+    assert prepared_before == [(None, None, 0, "train-0")]
     assert trainer.calls[1] == ("fit", (0, 2, False, {"init": "weights"}, "run-1"))
     (tracked,) = tracked_runs
     assert tracked["stage"] == "finetune_fake" and tracked["tags"] == {"device": "cpu"}

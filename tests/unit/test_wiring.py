@@ -60,6 +60,13 @@ def test_every_row_names_a_module_and_config_that_exist(demo):
         assert all(any(key.startswith(read + ".") for read in row.reads) for key in row.excludes), row
 
 
+def test_a_row_runs_the_stage_module_named_after_its_rule_unless_it_names_another():
+    assert stage_table.stage("features").module == "tts_pipeline.stages.features"
+    finetune = stage_table.stage("finetune_hifigan")
+    assert finetune.module == stage_table.stage("train_hifigan").module == "tts_pipeline.stages.train_hifigan"
+    assert finetune.command == "train-hifigan"
+
+
 def _rule_blocks() -> dict[str, str]:
     """Rule name -> its text, with Python's implicit string concatenation undone (one shell line)."""
     blocks: dict[str, str] = {}
@@ -131,7 +138,7 @@ def test_code_hash_changes_with_an_imported_module(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     for name in [m for m in sys.modules if m == "tts_pipeline" or m.startswith("tts_pipeline.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(stage_table.BY_RULE, "fake", stage_table.Stage("fake", "tts_pipeline.stages.fake", ()))
+    monkeypatch.setitem(stage_table.BY_RULE, "fake", stage_table.Stage("fake", ()))
 
     def fresh_hash() -> str:
         code_hash.source_files.cache_clear()

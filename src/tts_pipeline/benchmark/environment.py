@@ -16,7 +16,7 @@ def environment(device: torch.device, tf32: dict[str, bool]) -> dict[str, Any]:
 
     return {
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
+        "device_name": device_name(device),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "threads": torch.get_num_threads(),
@@ -24,6 +24,27 @@ def environment(device: torch.device, tf32: dict[str, bool]) -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
+
+
+def command_environment(device: torch.device, precision: str, tf32: str) -> dict[str, Any]:
+    """The first keys of a ``bench-*`` command's JSON: the device and its name, torch's threads, the
+    precision label and the command's ``--tf32`` switch (the command's own settings follow)."""
+    import torch
+
+    return {
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "device_name": device_name(device),
+        "precision": precision,
+        "tf32": tf32,
+    }
+
+
+def device_name(device: torch.device) -> str:
+    """The GPU's name for a CUDA device, else the CPU model (:func:`cpu_name`)."""
+    import torch
+
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
 
 
 def cpu_name() -> str:

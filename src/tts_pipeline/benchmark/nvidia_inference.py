@@ -92,26 +92,39 @@ def compare_inference(
     # float32 model it was given for the exactness check.
     fp32 = synth.with_options(synth.options, "off")
 
+    def ours(precision: Precision) -> Synthesizer:
+        return synth if precision.amp == synth.precision.amp else fp32
+
+    def measure(
+        model: str,
+        ours_call: Callable[[Precision], torch.Tensor],
+        nvidia_call: Callable[[], torch.Tensor],
+        audio_seconds: float | None,
+    ) -> ModelComparison:
+        # Both models are timed alike: the synthesizer's precision, the same rounds, repeats and warm-up.
+        row = _compare(
+            model,
+            ours=ours_call,
+            nvidia=nvidia_call,
+            precision=synth.precision,
+            rounds=rounds,
+            repeats=repeats,
+            warmup=warmup,
+            audio_seconds=audio_seconds,
+        )
+        on_row(row)
+        return row
+
     def ours_fastpitch(precision: Precision) -> torch.Tensor:
         with torch.inference_mode():
-            return (synth if precision.amp == synth.precision.amp else fp32).infer_mels(batch, lengths).mel
+            return ours(precision).infer_mels(batch, lengths).mel
 
     def nvidia_fastpitch() -> torch.Tensor:
         with torch.no_grad():
             return their_fastpitch.infer(batch, dur_tgt=dur_tgt)[0]
 
     reference_mel = nvidia_fastpitch()
-    fastpitch = _compare(
-        "FastPitch",
-        ours=ours_fastpitch,
-        nvidia=nvidia_fastpitch,
-        precision=synth.precision,
-        rounds=rounds,
-        repeats=repeats,
-        warmup=warmup,
-        audio_seconds=None,
-    )
-    on_row(fastpitch)
+    fastpitch = measure("FastPitch", ours_fastpitch, nvidia_fastpitch, None)
 
     their_vocoder = generator_twin(code, synth.vocoder).to(device).eval()
     repeat = -(-hifigan_frames // reference_mel.shape[-1])
@@ -119,25 +132,14 @@ def compare_inference(
 
     def ours_vocoder(precision: Precision) -> torch.Tensor:
         with torch.inference_mode():
-            return (synth if precision.amp == synth.precision.amp else fp32).vocoder_audio(mel)
+            return ours(precision).vocoder_audio(mel)
 
     def nvidia_vocoder() -> torch.Tensor:
         with torch.no_grad():
             return their_vocoder(mel)
 
     audio_seconds = hifigan_frames * synth.audio.hop_length / synth.audio.sampling_rate * batch_size
-    hifigan = _compare(
-        "HiFi-GAN",
-        ours=ours_vocoder,
-        nvidia=nvidia_vocoder,
-        precision=synth.precision,
-        rounds=rounds,
-        repeats=repeats,
-        warmup=warmup,
-        audio_seconds=audio_seconds,
-    )
-    on_row(hifigan)
-    return [fastpitch, hifigan]
+    return [fastpitch, measure("HiFi-GAN", ours_vocoder, nvidia_vocoder, audio_seconds)]
 
 
 def _compare(

@@ -13,6 +13,7 @@ Speed rows name the vocoder's time ``vocoder_...`` whichever vocoder ran (the sy
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,6 +33,19 @@ class VocoderFile(NamedTuple):
 def other_kinds() -> tuple[VocoderKind, ...]:
     """Every vocoder kind but the pipeline's own (HiFi-GAN), in table order."""
     return tuple(kind for kind in VOCODERS if kind.name != PIPELINE_VOCODER)
+
+
+def add_vocoders_argument(parser: argparse.ArgumentParser, use: str) -> None:
+    """``--vocoders NAME=PATH ...``: the DAG's vocoders beside HiFi-GAN, by kind, as the workflow passes
+    them to the ``benchmark`` and ``report_pages`` stages (items read by :func:`parse_vocoder_argument`).
+    ``use``: what the stage does with them, for the help."""
+    parser.add_argument(
+        "--vocoders",
+        nargs="*",
+        default=[],
+        metavar="NAME=PATH",
+        help=f"other vocoders by kind (e.g. waveglow=R/waveglow/model.pt): {use}",
+    )
 
 
 def parse_vocoder_argument(value: str) -> VocoderFile:

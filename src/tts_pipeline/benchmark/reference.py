@@ -33,6 +33,7 @@ from tts_pipeline.audio import load_wav
 from tts_pipeline.benchmark.quality import SpeechQuality, average_quality
 from tts_pipeline.config import AudioConfig, DemoCorpusConfig, PitchConfig
 from tts_pipeline.data.espeak import SAMPLE_RATE, SynthRequest, VoiceSettings, synthesize_in_fresh_process
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import read_jsonl
 
@@ -137,10 +138,10 @@ def espeak_pairs(
 
 
 def recording_pairs(
-    sentences: Sequence[SynthesizedSentence], val_records: Sequence[dict[str, Any]], audio_cfg: AudioConfig
+    sentences: Sequence[SynthesizedSentence], val_records: Sequence[ManifestRecord], audio_cfg: AudioConfig
 ) -> tuple[list[ReferencePair], list[Skipped]]:
     """Each sentence named after a validation utterance, paired with that utterance's recording."""
-    wavs = {str(record["id"]): record.get("wav") for record in val_records}
+    wavs = {record.id: record.wav for record in val_records}
     pairs, skipped = [], []
     for sentence in sentences:
         recording = wavs.get(sentence.name)

@@ -32,16 +32,23 @@ class Column(NamedTuple):
     fmt: str = ""
 
 
+# The columns the speed tables share (ours, NVIDIA's beside ours, per model), spelled once so that a
+# figure has the same header in each.
+BATCH_SIZE = Column("Batch size", "batch_size", "d")
+PRECISION = Column("Precision", "precision")
+THROUGHPUT = Column("Throughput (samples/s)", "samples_per_s", ",.0f")
+X_REAL_TIME = Column("x real time", "x_real_time", ".2f")
+
 BENCHMARK_COLUMNS: tuple[Column, ...] = (
-    Column("Batch size", "batch_size", "d"),
-    Column("Precision", "precision"),
+    BATCH_SIZE,
+    PRECISION,
     Column("Avg latency (s)", "latency_mean_s", ".5f"),
     Column("p90 latency (s)", "latency_p90_s", ".5f"),
     Column("p95 latency (s)", "latency_p95_s", ".5f"),
     Column("p99 latency (s)", "latency_p99_s", ".5f"),
-    Column("Throughput (samples/s)", "samples_per_s", ",.0f"),
+    THROUGHPUT,
     Column("Speed-up", "speed_up", ".2f"),
-    Column("x real time", "x_real_time", ".2f"),
+    X_REAL_TIME,
 )
 """The headline table, in the column order of NVIDIA's published inference tables."""
 
@@ -56,11 +63,11 @@ LATENCY_NOTES = (
 """What the headline table's columns mean; render it under the table."""
 
 PUBLISHED_COLUMNS: tuple[Column, ...] = (
-    Column("Batch size", "batch_size", "d"),
-    Column("Precision", "precision"),
+    BATCH_SIZE,
+    PRECISION,
     Column("Avg latency (s)", "latency_mean_s", ".3f"),
-    Column("Throughput (samples/s)", "samples_per_s", ",.0f"),
-    Column("x real time", "x_real_time", ".2f"),
+    THROUGHPUT,
+    X_REAL_TIME,
     Column("Source", "source"),
 )
 """For :data:`tts_pipeline.benchmark.nvidia.PUBLISHED` (NVIDIA publishes no percentiles we could show)."""
@@ -83,7 +90,7 @@ def component_columns(components: Sequence[str], headers: Mapping[str, str] | No
     ``headers`` names a component in its column headers (default: the component's own name), so a table
     can say which model the generic ``vocoder`` component was, e.g. ``{"vocoder": "WaveGlow"}``.
     """
-    columns = [Column("Batch size", "batch_size", "d"), Column("Precision", "precision")]
+    columns = [BATCH_SIZE, PRECISION]
     for name in components:
         header = (headers or {}).get(name, name)
         columns += [

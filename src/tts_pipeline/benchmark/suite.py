@@ -273,17 +273,17 @@ def _listening(
         raise UserError(f"benchmark: no validation or test utterance in {inputs.manifest_dir} to listen to")
     utterances = [
         Utterance(
-            id=str(record["id"]),
-            text=str(record["text"]),
-            wav=Path(record["wav"]),
-            mel=FeatureLayout(inputs.features_dir).mel(str(record["id"])),
+            id=record.id,
+            text=record.text,
+            wav=Path(record.wav),
+            mel=FeatureLayout(inputs.features_dir).mel(record.id),
         )
         for record in held_out
     ]
     for utterance in utterances:
         if not utterance.mel.is_file():
             raise UserError(f"utterance {utterance.id}: ground-truth mel not found: {utterance.mel}")
-    closed_set = [str(record["text"]) for records in splits.values() for record in records]
+    closed_set = [record.text for records in splits.values() for record in records]
     return listening_test(
         utterances, closed_set, audio, tts, vocoders, inputs.out_dir, cfg.n_figures, cfg.threads,
         recognise_rows=cfg.recognise,

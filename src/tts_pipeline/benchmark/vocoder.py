@@ -102,10 +102,10 @@ def validation_set(manifest_dir: Path, features_dir: Path, n_quality: int, n_mel
     records = read_manifest(val_path)[:n_quality]
     if not records:
         raise UserError(f"benchmark: {val_path} lists no utterance to measure the vocoders on")
-    ids = [str(record["id"]) for record in records]
+    ids = [record.id for record in records]
     layout = FeatureLayout(features_dir)
     targets = load_mels(ids, [layout.mel(i) for i in ids], n_mels, "ground-truth mel")
-    return ValidationSet(targets, [str(record["text"]) for record in records])
+    return ValidationSet(targets, [record.text for record in records])
 
 
 def vocoder_quality(

@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> None:
     import torch
 
-    from tts_pipeline.benchmark.environment import cpu_name
+    from tts_pipeline.benchmark.environment import command_environment
     from tts_pipeline.errors import UserError
     from tts_pipeline.models.fastpitch.data import PitchStats
     from tts_pipeline.precision import resolve_precision
@@ -320,11 +320,7 @@ def _run(args: argparse.Namespace) -> None:
         from tts_pipeline.files import write_json
 
         payload: dict[str, Any] = {
-            "device": str(device),
-            "threads": torch.get_num_threads(),
-            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
-            "precision": precision.label,
-            "tf32": args.tf32,
+            **command_environment(device, precision.label, args.tf32),
             "compile": args.compile,
             "source": source,
             "preset": args.preset,

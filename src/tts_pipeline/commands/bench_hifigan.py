@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> None:
 
     import torch
 
-    from tts_pipeline.benchmark.environment import cpu_name
+    from tts_pipeline.benchmark.environment import command_environment
     from tts_pipeline.benchmark.side_by_side import interleaved
     from tts_pipeline.commands.hifigan_training_sides import NvidiaTraining, OurTraining, fp32_differences
     from tts_pipeline.precision import resolve_precision
@@ -205,11 +205,7 @@ def _run(args: argparse.Namespace) -> None:
     timing = interleaved(calls, rounds=args.rounds, repeats=args.steps, warmup=0, synchronize=synchronize)
 
     result: dict[str, Any] = {
-        "device": str(device),
-        "threads": torch.get_num_threads(),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
-        "precision": precision.label,
-        "tf32": args.tf32,
+        **command_environment(device, precision.label, args.tf32),
         "fused_adamw": args.fused_adamw,
         "compile": args.compile,
         "batch": batch,

@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> None:
 def _run(args: argparse.Namespace) -> None:
     import torch
 
-    from tts_pipeline.benchmark.environment import cpu_name
+    from tts_pipeline.benchmark.environment import command_environment
     from tts_pipeline.benchmark.inference import time_synthesis
     from tts_pipeline.inference import read_phrases
 
@@ -337,11 +337,7 @@ def _run(args: argparse.Namespace) -> None:
         from tts_pipeline.files import write_json
 
         payload = {
-            "device": str(device),
-            "threads": torch.get_num_threads(),
-            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
-            "precision": synth.precision.label,
-            "tf32": args.tf32,
+            **command_environment(device, synth.precision.label, args.tf32),
             "cuda_graph": args.cuda_graph,
             "compile": args.compile,
             "source": source,

@@ -34,6 +34,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from tts_pipeline.benchmark.intelligibility import Scores
+    from tts_pipeline.data.manifest_record import ManifestRecord
 
 SPLIT_ORDER = ("test", "val", "train")
 """Sentences are taken from the held-out splits first."""
@@ -77,7 +78,7 @@ class Row:
         }
 
 
-def read_sentences(manifest_dir: Path, n: int) -> tuple[list[dict[str, Any]], list[str]]:
+def read_sentences(manifest_dir: Path, n: int) -> tuple[list[ManifestRecord], list[str]]:
     """The first ``n`` records in :data:`SPLIT_ORDER` order, and every text of the corpus (the closed set)."""
     from tts_pipeline.data.manifest import manifest_path, read_manifest
 
@@ -86,7 +87,7 @@ def read_sentences(manifest_dir: Path, n: int) -> tuple[list[dict[str, Any]], li
         from tts_pipeline.errors import UserError
 
         raise UserError(f"{manifest_dir}: the manifests list no utterances")
-    return records[:n], [record["text"] for record in records]
+    return records[:n], [record.text for record in records]
 
 
 def with_noise(audio: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
@@ -134,16 +135,16 @@ def run(args: argparse.Namespace) -> None:
     faster = [choice for choice in plan.runnable if choice.name != "fp32"]
     records, corpus = read_sentences(args.manifest_dir, args.n)
     clean = fp32.text_encoder.clean
-    references = [words_of(clean(record["text"])) for record in records]
+    references = [words_of(clean(record.text)) for record in records]
     closed_set = [words_of(clean(text)) for text in corpus]
 
-    spoken = fp32.synthesize([record["text"] for record in records])
+    spoken = fp32.synthesize([record.text for record in records])
     audio = {"fp32": [utterance.audio for utterance in spoken]}
     mels = [utterance.mel for utterance in spoken]
     rng = np.random.default_rng(args.seed)
     for choice in faster:
         synth = fp32.with_options(options, choice.amp)
-        audio[choice.name] = [utterance.audio for utterance in synth.synthesize([r["text"] for r in records])]
+        audio[choice.name] = [utterance.audio for utterance in synth.synthesize([r.text for r in records])]
         # The vocoder's own difference on identical mels (FastPitch may round a duration differently).
         reference, other = fp32.vocode(mels), synth.vocode(mels)
         snr = float(np.median([snr_db(a.audio, b.audio) for a, b in zip(reference, other, strict=True)]))
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> None:
 
     rate = config.audio.sampling_rate
     clips = [
-        Clip(record["id"], words, clip, rate)
+        Clip(record.id, words, clip, rate)
         for clips_audio in audio.values()
         for record, words, clip in zip(records, references, clips_audio, strict=True)
     ]

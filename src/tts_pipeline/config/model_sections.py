@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, create_model, model_validator
 
 from tts_pipeline.config.base import FloatPair, StrictModel
 from tts_pipeline.config.loop_settings import BucketedLoopSettings, EpochLoopSettings, LoopSettings
@@ -166,8 +166,47 @@ FASTPITCH_MODEL_FIELDS = (
 )
 
 
-class FastPitchConfig(
-    BucketedLoopSettings.with_defaults(
+def _fft_fields(stack: str, part: str, dropemb: str) -> dict[str, Any]:
+    """The fields of one of FastPitch's two FFT transformers, ``{name: (type, Field)}`` for
+    :func:`pydantic.create_model`: NVIDIA's constructor names and defaults, the same for both.
+
+    Args:
+        stack: ``"in"``, the encoder over symbols, or ``"out"``, the decoder over length-regulated frames.
+        part: Its name in the descriptions.
+        dropemb: The description of the dropout on its input.
+    """
+    fft, p_fft = f"{stack}_fft_", f"p_{stack}_fft_"
+    return {
+        f"{fft}n_layers": (int, Field(6, ge=1, description=f"{part} layers.")),
+        f"{fft}n_heads": (int, Field(1, ge=1, description=f"{part} attention heads.")),
+        f"{fft}d_head": (int, Field(64, ge=1, description=f"{part} channels per head.")),
+        f"{fft}conv1d_kernel_size": (int, Field(3, ge=1, description=f"{part} conv feed-forward kernel (odd).")),
+        f"{fft}conv1d_filter_size": (int, Field(1536, ge=1, description=f"{part} conv feed-forward hidden channels.")),
+        f"{fft}output_size": (int, Field(384, ge=2, description=f"{part} output channels; = symbols_embedding_dim.")),
+        f"{p_fft}dropout": (float, Field(0.1, ge=0, lt=1, description=f"{part} residual dropout.")),
+        f"{p_fft}dropatt": (float, Field(0.1, ge=0, lt=1, description=f"{part} attention-probability dropout.")),
+        f"{p_fft}dropemb": (float, Field(0.0, ge=0, lt=1, description=dropemb)),
+    }
+
+
+def _predictor_fields(part: str, name: str) -> dict[str, Any]:
+    """The fields of one of FastPitch's temporal predictors (``part``: ``dur``, ``pitch`` or ``energy``,
+    ``name`` its name in the descriptions), ``{name: (type, Field)}``; the same defaults for all three."""
+    return {
+        f"{part}_predictor_kernel_size": (int, Field(3, ge=1, description=f"{name} predictor conv kernel (odd).")),
+        f"{part}_predictor_filter_size": (int, Field(256, ge=1, description=f"{name} predictor conv channels.")),
+        f"p_{part}_predictor_dropout": (float, Field(0.1, ge=0, lt=1)),
+        f"{part}_predictor_n_layers": (int, Field(2, ge=1)),
+    }
+
+
+# FastPitchConfig's loop settings, then its network's encoder ("input FFT", over symbols), decoder
+# ("output FFT", over length-regulated frames) and predictors, in the order `check-config` prints the
+# keys. What the two FFT stacks and the three predictors share is declared once; the keys stay NVIDIA's
+# flat constructor names, so the YAML section has no sub-sections.
+_FastPitchNetwork = create_model(
+    "FastPitchNetwork",
+    __base__=BucketedLoopSettings.with_defaults(
         epochs=1000,
         global_batch_size=256,
         batch_size=32,
@@ -177,45 +216,25 @@ class FastPitchConfig(
             "bfloat16 (softmax, LayerNorm and the losses stay float32); 'fp16' with gradient scaling on CUDA "
             "(float32 on a CPU).",
         },
-    )
-):
+    ),
+    __module__=__name__,
+    symbols_embedding_dim=(int, Field(384, ge=2, description="d_model of the embedding and both transformers (even).")),
+    **_fft_fields("in", "Encoder", "Dropout on embedding + positional embedding."),
+    **_fft_fields("out", "Decoder", "Dropout on the decoder input + positions."),
+    **_predictor_fields("dur", "Duration"),
+    **_predictor_fields("pitch", "Pitch"),
+    **_predictor_fields("energy", "Energy"),
+)
+
+
+class FastPitchConfig(_FastPitchNetwork):
     """FastPitch 1.1 (reference 3.1-3.7): network (NVIDIA's constructor names), loss scales, schedule.
 
     Durations come from the ``durations`` stage, so there is no aligner in the model.
     """
 
-    # network: encoder ("input FFT") over symbols, decoder ("output FFT") over length-regulated frames
-    symbols_embedding_dim: int = Field(384, ge=2, description="d_model of the embedding and both transformers (even).")
-    in_fft_n_layers: int = Field(6, ge=1, description="Encoder layers.")
-    in_fft_n_heads: int = Field(1, ge=1, description="Encoder attention heads.")
-    in_fft_d_head: int = Field(64, ge=1, description="Encoder channels per head.")
-    in_fft_conv1d_kernel_size: int = Field(3, ge=1, description="Encoder conv feed-forward kernel (odd).")
-    in_fft_conv1d_filter_size: int = Field(1536, ge=1, description="Encoder conv feed-forward hidden channels.")
-    in_fft_output_size: int = Field(384, ge=2, description="Encoder output channels; = symbols_embedding_dim.")
-    p_in_fft_dropout: float = Field(0.1, ge=0, lt=1, description="Encoder residual dropout.")
-    p_in_fft_dropatt: float = Field(0.1, ge=0, lt=1, description="Encoder attention-probability dropout.")
-    p_in_fft_dropemb: float = Field(0.0, ge=0, lt=1, description="Dropout on embedding + positional embedding.")
-    out_fft_n_layers: int = Field(6, ge=1, description="Decoder layers.")
-    out_fft_n_heads: int = Field(1, ge=1, description="Decoder attention heads.")
-    out_fft_d_head: int = Field(64, ge=1, description="Decoder channels per head.")
-    out_fft_conv1d_kernel_size: int = Field(3, ge=1, description="Decoder conv feed-forward kernel (odd).")
-    out_fft_conv1d_filter_size: int = Field(1536, ge=1, description="Decoder conv feed-forward hidden channels.")
-    out_fft_output_size: int = Field(384, ge=2, description="Decoder output channels; = symbols_embedding_dim.")
-    p_out_fft_dropout: float = Field(0.1, ge=0, lt=1, description="Decoder residual dropout.")
-    p_out_fft_dropatt: float = Field(0.1, ge=0, lt=1, description="Decoder attention-probability dropout.")
-    p_out_fft_dropemb: float = Field(0.0, ge=0, lt=1, description="Dropout on the decoder input + positions.")
-    dur_predictor_kernel_size: int = Field(3, ge=1, description="Duration predictor conv kernel (odd).")
-    dur_predictor_filter_size: int = Field(256, ge=1, description="Duration predictor conv channels.")
-    p_dur_predictor_dropout: float = Field(0.1, ge=0, lt=1)
-    dur_predictor_n_layers: int = Field(2, ge=1)
-    pitch_predictor_kernel_size: int = Field(3, ge=1, description="Pitch predictor conv kernel (odd).")
-    pitch_predictor_filter_size: int = Field(256, ge=1, description="Pitch predictor conv channels.")
-    p_pitch_predictor_dropout: float = Field(0.1, ge=0, lt=1)
-    pitch_predictor_n_layers: int = Field(2, ge=1)
-    energy_predictor_kernel_size: int = Field(3, ge=1, description="Energy predictor conv kernel (odd).")
-    energy_predictor_filter_size: int = Field(256, ge=1, description="Energy predictor conv channels.")
-    p_energy_predictor_dropout: float = Field(0.1, ge=0, lt=1)
-    energy_predictor_n_layers: int = Field(2, ge=1)
+    # network, besides the transformers and predictors of the base
+
     pitch_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token pitch (odd).")
     energy_conditioning: bool = Field(True, description="Predict per-token energy and condition the decoder on it.")
     energy_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token energy (odd).")

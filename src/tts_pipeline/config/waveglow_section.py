@@ -1,9 +1,11 @@
 """Config of the WaveGlow vocoder (FastPitch 1.0 / Tacotron 2 recipe): architecture, NVIDIA's schedule,
 and the pretrained shortcut.
 
-The section is read by ``train_waveglow`` only. WaveGlow is an optional vocoder: the DAG builds it when
-``inference.vocoder`` is ``waveglow`` or ``waveglow.checkpoint`` names a file, and ``snakemake
-train_waveglow`` trains it on request (see ``tts_pipeline.workflow.Pipeline.uses_waveglow``).
+The section is read by ``train_waveglow`` only. WaveGlow is an optional vocoder, chosen through its row
+in :mod:`tts_pipeline.config.model_kinds`: the DAG builds it when ``inference.vocoder`` is ``waveglow`` or
+``waveglow.checkpoint`` (the row's ``pretrained`` key) names a file
+(:func:`~tts_pipeline.config.model_kinds.vocoders_in_use`), and ``snakemake train_waveglow`` trains it on
+request.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ Typical use (the ``manifest`` stage)::
 
 Outputs (see :func:`write_manifest`): ``manifest.{train,val,test}.jsonl``, one record per utterance
 sorted by id, with ``id``, ``wav``, ``text`` (cleaned: what the models train on), ``raw_text``,
-``n_samples``, ``sample_rate``, ``duration_s`` and ``source_wav``; and ``validation.json``.
+``n_samples``, ``sample_rate``, ``duration_s`` and ``source_wav``
+(:class:`~tts_pipeline.data.manifest_record.ManifestRecord`; :func:`read_manifest` reads them back);
+and ``validation.json``.
 """
 
 
@@ -37,6 +39,7 @@ from tts_pipeline.data.audio_checks import (
     outside_corpus,
 )
 from tts_pipeline.data.ljspeech_split import TRANSCRIPT_CONTINUATIONS, fix_transcript
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.data.metadata import (
     METADATA_NAME,
     WAV_DIR_NAME,
@@ -66,7 +69,7 @@ class ManifestError(UserError):
 class ManifestResult:
     """Records per split (sorted by id) and the validation report written to validation.json."""
 
-    splits: dict[str, list[dict[str, Any]]]
+    splits: dict[str, list[ManifestRecord]]
     validation: dict[str, Any]
 
 
@@ -177,18 +180,18 @@ def _check_wavs(
     return audio, problems
 
 
-def _record(utterance_id: str, transcript: tuple[str, str], info: AudioInfo) -> dict[str, Any]:
+def _record(utterance_id: str, transcript: tuple[str, str], info: AudioInfo) -> ManifestRecord:
     raw_text, cleaned = transcript
-    return {
-        "id": utterance_id,
-        "wav": info.wav,
-        "text": cleaned,
-        "raw_text": raw_text,
-        "n_samples": info.n_samples,
-        "sample_rate": info.sample_rate,
-        "duration_s": round(info.duration_s, 6),
-        "source_wav": info.source_wav,
-    }
+    return ManifestRecord(
+        id=utterance_id,
+        wav=info.wav,
+        text=cleaned,
+        raw_text=raw_text,
+        n_samples=info.n_samples,
+        sample_rate=info.sample_rate,
+        duration_s=round(info.duration_s, 6),
+        source_wav=info.source_wav,
+    )
 
 
 def _reasons_by_id(problems: Iterable[Problem]) -> dict[str, list[str]]:
@@ -265,12 +268,16 @@ def write_manifest(result: ManifestResult, out_dir: str | Path) -> dict[str, Pat
     written: dict[str, Path] = {}
     for name in SPLIT_NAMES:
         written[name] = manifest_path(out_dir, name)
-        files.write_jsonl(written[name], result.splits[name])
+        files.write_jsonl(written[name], [record.to_json() for record in result.splits[name]])
     written["validation"] = out_dir / VALIDATION_NAME
     files.write_json(written["validation"], result.validation)
     return written
 
 
-def read_manifest(path: str | Path) -> list[dict[str, Any]]:
-    """Records of one manifest file, in file order (sorted by id)."""
-    return files.read_jsonl(path)
+def read_manifest(path: str | Path) -> list[ManifestRecord]:
+    """Records of one manifest file, in file order (sorted by id).
+
+    UserError naming the file and line for a record that lacks a required field or has one of the
+    wrong type (:meth:`ManifestRecord.from_json`); ValueError for a line that is not JSON.
+    """
+    return [ManifestRecord.from_json(value, f"{path}:{number}") for number, value in files.read_jsonl_lines(path)]

@@ -40,6 +40,7 @@ import numpy as np
 from tts_pipeline import files
 from tts_pipeline.config import AudioConfig, PitchConfig
 from tts_pipeline.data.feature_layout import FRAME_KINDS, FeatureLayout
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,8 @@ class Utterance:
     n_samples: int
 
     @classmethod
-    def from_record(cls, record: dict[str, Any], split: str) -> Utterance:
-        return cls(id=record["id"], split=split, wav=record["wav"], n_samples=int(record["n_samples"]))
+    def from_record(cls, record: ManifestRecord, split: str) -> Utterance:
+        return cls(id=record.id, split=split, wav=record.wav, n_samples=record.n_samples)
 
 
 class Features(NamedTuple):

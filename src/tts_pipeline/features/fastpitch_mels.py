@@ -171,7 +171,7 @@ class ExtractionTotals:
 def extract_sharded(
     model: Any,
     dataset: Any,
-    records: Sequence[dict[str, Any]],
+    splits: Sequence[str],
     context: Any,
     out_dir: Path,
     batch_size: int,
@@ -179,14 +179,14 @@ def extract_sharded(
 ) -> ExtractionTotals:
     """This process's share of the mels (every ``world``-th utterance, :func:`extract_mels`), then
     its share of the val mel error (:func:`mel_mse`), summed over the processes of ``context`` (a
-    :class:`~tts_pipeline.training.distributed.DistributedContext`). ``records[i]["split"]`` is the
+    :class:`~tts_pipeline.training.distributed.DistributedContext`). ``splits[i]`` is the
     split of ``dataset[i]``; ``model`` must be on ``context.device`` in eval mode."""
     mine = context.shard(len(dataset))
     started = time.perf_counter()
     shard = extract_mels(model, dataset, mine, out_dir, batch_size, context.device, workers)
     context.barrier()
     seconds = time.perf_counter() - started  # the slowest rank's: the job's wall time
-    val_indices = [index for index in mine if records[index]["split"] == "val"]
+    val_indices = [index for index in mine if splits[index] == "val"]
     squared_error, elements = mel_mse(dataset, val_indices, out_dir)
     figures = context.sum_floats(
         [shard.n_computed, shard.n_reused, shard.frames_computed, squared_error, elements, len(val_indices)]
@@ -201,7 +201,7 @@ def mels_index(
     model_hash: str,
     info: Any,
     dataset: Any,
-    records: Sequence[dict[str, Any]],
+    splits: Sequence[str],
     world_size: int,
     device: Any,
     batch_size: int,
@@ -221,7 +221,7 @@ def mels_index(
         "model_sha256": model_hash,
         "model_step": info.step,
         "count": len(dataset),
-        "splits": {split: sum(r["split"] == split for r in records) for split in SPLITS},
+        "splits": {split: splits.count(split) for split in SPLITS},
         "n_computed": int(totals.n_computed),
         "n_reused": int(totals.n_reused),
         "frames": frames,

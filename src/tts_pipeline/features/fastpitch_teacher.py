@@ -9,12 +9,13 @@ trained with it, energy ``(L,)``), so the forward reproduces each utterance's fr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tts_pipeline.errors import UserError
 
 if TYPE_CHECKING:
     from tts_pipeline.config import AudioConfig, TextConfig
+    from tts_pipeline.data.manifest_record import ManifestRecord
     from tts_pipeline.models.fastpitch.data import FastPitchDataset
     from tts_pipeline.models.fastpitch.model import FastPitch
     from tts_pipeline.models.fastpitch.model_file import FastPitchInfo
@@ -48,22 +49,21 @@ def load_teacher(
     return model, info
 
 
-def read_split_records(manifest_dir: Path) -> list[dict[str, Any]]:
-    """Every record of the train, val and test manifests, in that order, each with its ``split``.
+def read_split_records(manifest_dir: Path) -> tuple[list[ManifestRecord], list[str]]:
+    """Every record of the train, val and test manifests, in that order, and the split of each.
 
     UserError when the manifests list no utterance at all.
     """
     from tts_pipeline.data.manifest import manifest_path, read_manifest
 
-    records = [
-        {**record, "split": split} for split in SPLITS for record in read_manifest(manifest_path(manifest_dir, split))
-    ]
+    by_split = {split: read_manifest(manifest_path(manifest_dir, split)) for split in SPLITS}
+    records = [record for split in SPLITS for record in by_split[split]]
     if not records:
         raise UserError(f"{_STAGE}: the manifests in {manifest_dir} list no utterances")
-    return records
+    return records, [split for split in SPLITS for _ in by_split[split]]
 
 
-def teacher_forced_dataset(records: list[dict[str, Any]], features_dir: Path, info: FastPitchInfo) -> FastPitchDataset:
+def teacher_forced_dataset(records: list[ManifestRecord], features_dir: Path, info: FastPitchInfo) -> FastPitchDataset:
     """The FastPitch dataset of ``records`` over ``features_dir``, with the pitch normalisation, mel
     channels, symbol count and energy conditioning that the model was trained with."""
     from tts_pipeline.models.fastpitch.data import FastPitchDataset

@@ -19,6 +19,7 @@ from typing import Any
 
 from tts_pipeline import files
 from tts_pipeline.config import PitchConfig
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.extract import ExtractionResult, Utterance
 from tts_pipeline.features.pitch import PitchMoments
@@ -37,33 +38,30 @@ class ManifestUtterances:
     """
 
     utterances: list[Utterance]
-    records_by_split: dict[str, list[dict[str, Any]]]
+    records_by_split: dict[str, list[ManifestRecord]]
 
 
 def read_manifest_utterances(manifest_dir: Path, sampling_rate: int) -> ManifestUtterances:
     """Every utterance of ``manifest.{train,val,test}.jsonl`` in ``manifest_dir``.
 
-    UserError naming the file when a manifest is missing, a record lacks a field extraction needs, a
-    record's ``sample_rate`` is not ``sampling_rate``, or the training split is empty (no pitch
-    statistics without it).
+    UserError naming the file when a manifest is missing, a record lacks a field extraction needs
+    (:func:`~tts_pipeline.data.manifest.read_manifest` names the line), a record's ``sample_rate``
+    (when given) is not ``sampling_rate``, or the training split is empty (no pitch statistics without it).
     """
     from tts_pipeline.data.manifest import manifest_path, read_manifest
 
     utterances: list[Utterance] = []
-    records_by_split: dict[str, list[dict[str, Any]]] = {}
+    records_by_split: dict[str, list[ManifestRecord]] = {}
     for split in SPLITS:
         path = manifest_path(manifest_dir, split)
         if not path.is_file():
             raise UserError(f"--manifest-dir: {path} not found (the manifest stage writes it)")
         records_by_split[split] = read_manifest(path)
         for record in records_by_split[split]:
-            try:
-                utterances.append(Utterance.from_record(record, split))
-            except (KeyError, TypeError, ValueError) as error:
-                raise UserError(f"{path}: record {record.get('id', '?')} lacks a usable field ({error})") from None
-            if int(record.get("sample_rate", sampling_rate)) != sampling_rate:
+            utterances.append(Utterance.from_record(record, split))
+            if record.sample_rate is not None and record.sample_rate != sampling_rate:
                 raise UserError(
-                    f"{path}: utterance {record['id']} is at {record['sample_rate']} Hz, expected "
+                    f"{path}: utterance {record.id} is at {record.sample_rate} Hz, expected "
                     f"audio.sampling_rate = {sampling_rate}"
                 )
     if not any(u.split == STATS_SPLIT for u in utterances):

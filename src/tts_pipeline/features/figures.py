@@ -18,16 +18,17 @@ from tts_pipeline import plots
 from tts_pipeline.audio import load_wav
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.data.feature_layout import FeatureLayout
+from tts_pipeline.data.manifest_record import ManifestRecord
 
 
-def mel_pitch_figures(records: Sequence[dict[str, Any]], layout: FeatureLayout, audio: AudioConfig) -> list[Path]:
-    """``<features>/plots/<id>_mel_pitch.png`` for each record (a manifest record with ``id``)."""
+def mel_pitch_figures(records: Sequence[ManifestRecord], layout: FeatureLayout, audio: AudioConfig) -> list[Path]:
+    """``<features>/plots/<id>_mel_pitch.png`` for each record."""
     written = []
     for record in records:
-        mel = np.load(layout.mel(record["id"]))
-        pitch = np.load(layout.pitch(record["id"]))
-        figure = plots.mel_with_pitch(mel, pitch, audio.hop_length / audio.sampling_rate, f"{record['id']}: mel and f0")
-        written.append(plots.save_figure(figure, layout.plots / f"{record['id']}_mel_pitch.png"))
+        mel = np.load(layout.mel(record.id))
+        pitch = np.load(layout.pitch(record.id))
+        figure = plots.mel_with_pitch(mel, pitch, audio.hop_length / audio.sampling_rate, f"{record.id}: mel and f0")
+        written.append(plots.save_figure(figure, layout.plots / f"{record.id}_mel_pitch.png"))
     return written
 
 
@@ -93,7 +94,7 @@ def load_figure_attention(aligner_path: str = "", tacotron2_path: str = "") -> F
 
 
 def duration_figures(
-    records: Sequence[dict[str, Any]],
+    records: Sequence[ManifestRecord],
     layout: FeatureLayout,
     symbol_table: Sequence[str],
     audio: AudioConfig,
@@ -103,12 +104,12 @@ def duration_figures(
     over it, as ``<features>/plots/<id>_durations.png`` and ``<id>_alignment.png``."""
     written = []
     for record in records:
-        utterance_id = record["id"]
+        utterance_id = record.id
         durations = np.load(layout.durations(utterance_id))
         symbol_ids = np.load(layout.symbols(utterance_id))
         labels = [symbol_table[i] for i in symbol_ids]
-        if Path(record.get("wav", "")).is_file():  # figures are a view, never a reason to fail a stage
-            wav = load_wav(record["wav"], audio.sampling_rate, audio.max_wav_value)
+        if Path(record.wav).is_file():  # figures are a view, never a reason to fail a stage
+            wav = load_wav(record.wav, audio.sampling_rate, audio.max_wav_value)
             figure = plots.durations_over_waveform(
                 wav, audio.sampling_rate, durations, labels, audio.hop_length, f"{utterance_id}: durations"
             )

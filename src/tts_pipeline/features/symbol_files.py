@@ -35,7 +35,7 @@ def read_utterances(manifest_dir: Path) -> list[Utterance]:
     from tts_pipeline.data.splits import SPLIT_NAMES
 
     return [
-        Utterance(id=record["id"], split=split, text=record["text"])
+        Utterance(id=record.id, split=split, text=record.text)
         for split in SPLIT_NAMES
         for record in read_manifest(manifest_path(manifest_dir, split))
     ]

@@ -92,6 +92,8 @@ def _read_pipe(path: Path, lines: list[str]) -> list[Phrase]:
 
 
 def _read_manifest(path: Path, lines: list[str]) -> list[Phrase]:
+    # Only id and text are read, not a whole ManifestRecord: a hand-written phrase file with just
+    # those two keys is as good as a manifest, and needs no wav or sample count.
     phrases = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():

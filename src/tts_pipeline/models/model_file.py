@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import torch
 
 from tts_pipeline.errors import UserError
-from tts_pipeline.files import atomic_path
+from tts_pipeline.files import atomic_open
 
 MODEL_FILE_FORMAT = 1
 
@@ -57,8 +57,10 @@ def save_model_file(
         "step": int(step),
         "extra": dict(extra or {}),
     }
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+    # Through a file object, torch names the archive inside "archive"; given a path, it would name it
+    # after the temporary file, and two saves of the same model would differ in their bytes.
+    with atomic_open(path, "wb") as handle:
+        torch.save(payload, handle)
 
 
 def read_weights_only(path: str | Path) -> Any:
@@ -101,6 +103,39 @@ def load_model_file(path: str | Path) -> ModelFile:
     Raises UserError naming the file when it is missing or not a model file.
     """
     return model_file_from_payload(path, read_weights_only(path))
+
+
+def read_model_file_or_foreign(
+    path: str | Path,
+    convert_foreign: Callable[[Any], ModelFile],
+    *,
+    kind: str | None = None,
+    what: str = "",
+) -> ModelFile:
+    """The contents of ``path`` as this project's model file, whatever format it has: a model file as it
+    is, any other payload through ``convert_foreign``.
+
+    Args:
+        path: The file, read with ``torch.load(weights_only=True)`` (:func:`read_weights_only`).
+        convert_foreign: Makes a :class:`ModelFile` of another format's unpickled payload (e.g. an
+            NVIDIA checkpoint); raises UserError naming the file and the accepted formats when it
+            knows the payload's format no more than this project does.
+        kind: The ``extra["kind"]`` a model file of this project must record, when given (a model file
+            names its model; some only since they had a second model beside them).
+        what: The model's name in the message for a model file of another kind ("WaveGlow").
+
+    Raises:
+        UserError naming the file when it is missing, unreadable that way, a model file of another
+        kind, or of no format ``convert_foreign`` accepts.
+    """
+    payload = read_weights_only(path)
+    if not is_model_file(payload):
+        return convert_foreign(payload)
+    model_file = model_file_from_payload(path, payload)
+    found = model_file.extra.get("kind")
+    if kind is not None and found != kind:
+        raise UserError(f"{path}: a model file of another model ({found or 'unnamed'}), not {what}")
+    return model_file
 
 
 ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 
 
@@ -17,7 +17,7 @@ class TextMelIndex:
     """Ids, symbol ids and mel lengths of the usable records.
 
     Args:
-        records: Manifest records (``id``, ``text``, ...).
+        records: Manifest records (their ``id`` and ``text`` are used).
         mels_dir: Folder of ``<id>.npy`` mels, ``(n_mels, T)``.
         n_mels: Expected mel channels.
         symbols: ``"characters"`` or ``"arpabet"`` (:func:`tts_pipeline.text.encode`).
@@ -31,7 +31,7 @@ class TextMelIndex:
 
     def __init__(
         self,
-        records: Sequence[dict[str, Any]],
+        records: Sequence[ManifestRecord],
         mels_dir: str | Path,
         n_mels: int,
         symbols: str,
@@ -48,10 +48,10 @@ class TextMelIndex:
         self.mel_lengths: list[int] = []
         problems: list[str] = []
         for record in records:
-            utterance_id = record["id"]
+            utterance_id = record.id
             path = self.mels_dir / f"{utterance_id}.npy"
             try:
-                sequence = encode(record["text"], symbols, symbol_set)
+                sequence = encode(record.text, symbols, symbol_set)
                 shape = np.load(path, mmap_mode="r").shape
             except (UserError, OSError, ValueError) as error:
                 problems.append(f"{utterance_id}: {error}")
@@ -59,7 +59,7 @@ class TextMelIndex:
             if len(shape) != 2 or shape[0] != n_mels or shape[1] < 1:
                 problems.append(f"{utterance_id}: {path} has shape {shape}, expected ({n_mels}, T >= 1)")
             elif not sequence:
-                problems.append(f"{utterance_id}: text {record['text']!r} encodes to no symbols")
+                problems.append(f"{utterance_id}: text {record.text!r} encodes to no symbols")
             elif frame_per_symbol and shape[1] < len(sequence):
                 problems.append(
                     f"{utterance_id}: {shape[1]} mel frames for {len(sequence)} symbols (needs >= 1 frame each)"

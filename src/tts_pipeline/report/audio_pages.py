@@ -112,13 +112,13 @@ def vocoder_clips(
     rate = vocoders[FINE_TUNED].audio.sampling_rate
     clips = []
     for record in read_manifest(val_manifest)[:n_clips]:
-        utterance = record["id"]
+        utterance = record.id
         mel = torch.from_numpy(np.load(fastpitch_mels_dir / f"{utterance}.npy"))[None]
-        versions = [Version(GROUND_TRUTH, load_wav(record["wav"], rate))]
+        versions = [Version(GROUND_TRUTH, load_wav(record.wav, rate))]
         for label, vocoder in vocoders.items():
             with torch.inference_mode():
                 versions.append(Version(f"{label} on the FastPitch mel", vocoder.model(mel)[0, 0].numpy()))
-        clips.append(ClipPage("vocoders", utterance, record.get("text", ""), VOCODER_NOTE, versions))
+        clips.append(ClipPage("vocoders", utterance, record.text, VOCODER_NOTE, versions))
     return clips
 
 

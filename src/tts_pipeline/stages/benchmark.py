@@ -58,6 +58,8 @@ REPORT_MD = "report.md"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tts_pipeline.benchmark.other_vocoders import add_vocoders_argument
+
     add_stage_arguments(parser, "--manifest-dir", "--features-dir")
     parser.add_argument("--fastpitch", type=Path, required=True, help="FastPitch model.pt")
     parser.add_argument("--hifigan", type=Path, required=True, help="the fine-tuned HiFi-GAN model.pt (timed)")
@@ -90,14 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--phrases", type=Path, default=None, help="the benchmark phrase file; default benchmark.phrases"
     )
     parser.add_argument("--out-dir", type=Path, required=True, help="where report.json and report.md go")
-    parser.add_argument(
-        "--vocoders",
-        nargs="*",
-        default=[],
-        metavar="NAME=PATH",
-        help="other vocoders by kind (e.g. waveglow=R/waveglow/model.pt): their rows beside HiFi-GAN's "
-        "(speed, mel L1, intelligibility)",
-    )
+    add_vocoders_argument(parser, "their rows beside HiFi-GAN's (speed, mel L1, intelligibility)")
     parser.add_argument("--gpus", type=int, default=None, help="0 = CPU, 1 = first visible GPU; default benchmark.gpus")
 
 

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> None:
     audio = parse_section(AudioConfig, payload["audio"], "audio")
     text = parse_section(TextConfig, payload["text"], "text")
     model, info = load_teacher(args.model, args.features_dir, text=text, audio=audio)
-    records = read_split_records(args.manifest_dir)
+    records, splits = read_split_records(args.manifest_dir)
     dataset = teacher_forced_dataset(records, args.features_dir, info)
     model_hash = sha256_of(args.model)
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> None:
         context.barrier()
         model = model.to(context.device).eval()
         with tracked(STAGE, payload, dataset=args.manifest_dir.resolve().parent.name) as run_log:
-            totals = extract_sharded(model, dataset, records, context, args.out_dir, batch_size, args.workers)
+            totals = extract_sharded(model, dataset, splits, context, args.out_dir, batch_size, args.workers)
             if context.is_main:
                 index = mels_index(
                     totals,
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> None:
                     model_hash=model_hash,
                     info=info,
                     dataset=dataset,
-                    records=records,
+                    splits=splits,
                     world_size=context.world_size,
                     device=context.device,
                     batch_size=batch_size,

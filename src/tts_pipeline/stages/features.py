@@ -13,8 +13,12 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, tracked
+
+if TYPE_CHECKING:
+    from tts_pipeline.data.manifest_record import ManifestRecord
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
 
 
-def _dataset_name(record: dict) -> str:
+def _dataset_name(record: ManifestRecord) -> str:
     """The corpus folder name (``resources/<name>/wavs/<id>.wav``), for the run's dataset tag."""
-    return Path(record.get("source_wav") or record["wav"]).parent.parent.name or "unknown"
+    return Path(record.source_wav or record.wav).parent.parent.name or "unknown"
 
 
 def run(args: argparse.Namespace) -> None:

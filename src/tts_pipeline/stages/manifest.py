@@ -1,7 +1,7 @@
 """Normalise text, validate every utterance and split the corpus into train / val / test.
 
 Reads the corpus record written by the ``corpus`` stage and writes ``manifest.{train,val,test}.jsonl``
-(one utterance per line: id, wav, text, raw_text, n_samples, sample_rate, duration_s) and
+(one utterance per line: id, wav, text, raw_text, n_samples, sample_rate, duration_s, source_wav) and
 ``validation.json`` (every rejected utterance with its file and reason, and the split sizes).
 With ``data.on_invalid: error`` any bad utterance stops the stage with the full list.
 """
@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> None:
                 "n_rejected": validation["n_rejected"],
                 **{f"n_{split}": len(records) for split, records in result.splits.items()},
                 **{
-                    f"{split}_hours": sum(r["duration_s"] for r in records) / 3600
+                    # build_manifest fills every field; the filter only narrows the optional type
+                    f"{split}_hours": sum(r.duration_s for r in records if r.duration_s is not None) / 3600
                     for split, records in result.splits.items()
                 },
             }

@@ -32,6 +32,8 @@ STAGE = "report_pages"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tts_pipeline.benchmark.other_vocoders import add_vocoders_argument
+
     parser.add_argument("--metrics", nargs="*", default=[], metavar="STAGE=PATH", help="training metrics.json files")
     parser.add_argument("--features-dir", type=Path, required=True, help="R/features (its plots/ folder)")
     parser.add_argument("--benchmark-md", type=Path, required=True, help="R/benchmark/report.md")
@@ -41,13 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fastpitch-mels-dir", type=Path, required=True, help="R/fastpitch_mels")
     parser.add_argument("--hifigan-base", type=Path, required=True, help="base vocoder model.pt")
     parser.add_argument("--hifigan-finetuned", type=Path, required=True, help="fine-tuned vocoder model.pt")
-    parser.add_argument(
-        "--vocoders",
-        nargs="*",
-        default=[],
-        metavar="NAME=PATH",
-        help="other vocoders by kind (e.g. waveglow=R/waveglow/model.pt): also in the vocoder comparison",
-    )
+    add_vocoders_argument(parser, "also in the vocoder comparison")
     parser.add_argument("--n-clips", type=int, default=2, help="validation clips in the vocoder comparison")
     parser.add_argument("--out-dir", type=Path, required=True, help="R/report")
 

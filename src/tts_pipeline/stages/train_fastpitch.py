@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, training_summary
-from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, run_training
+from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, add_gpus_argument, run_training
+
+if TYPE_CHECKING:
+    from tts_pipeline.training.loop import TrainingResult
 
 STAGE = "train_fastpitch"
 
@@ -38,12 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="resumable checkpoints, outside the outputs (R/work/train_fastpitch)",
     )
-    parser.add_argument(
-        "--gpus",
-        type=int,
-        default=None,
-        help="GPUs (0 = the CPU); default fastpitch.gpus; torchrun starts one process per GPU",
-    )
+    add_gpus_argument(parser, "GPUs (0 = the CPU); default fastpitch.gpus; torchrun starts one process per GPU")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -69,12 +68,11 @@ def run(args: argparse.Namespace) -> None:
             for records in splits
         ]
 
-    def fit(run: TrainingRun, train_set: FastPitchDataset, val_set: FastPitchDataset | None) -> trainer.TrainingResult:
+    def fit(run: TrainingRun, train_set: FastPitchDataset, val_set: FastPitchDataset | None) -> TrainingResult:
         frame_period_s = audio.hop_length / audio.sampling_rate
-        options = run.fit_options()
-        return trainer.fit(cfg, train_set, val_set, text=text, pitch=pitch, frame_period_s=frame_period_s, **options)
+        return trainer.fit(cfg, train_set, val_set, run.io, text=text, pitch=pitch, frame_period_s=frame_period_s)
 
-    def save(result: trainer.TrainingResult, run: TrainingRun) -> None:
+    def save(result: TrainingResult, run: TrainingRun) -> None:
         save_fastpitch(
             args.model,
             result.model,
@@ -86,7 +84,7 @@ def run(args: argparse.Namespace) -> None:
             audio=audio,
         )
 
-    def summary(result: trainer.TrainingResult) -> str:
+    def summary(result: TrainingResult) -> str:
         line = training_summary(STAGE, result.step, result.epoch, result.metrics)
         return f"{line}; val mel loss {result.metrics.get('val_loss_mel')}"
 

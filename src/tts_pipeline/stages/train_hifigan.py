@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section
-from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, run_training
+from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, add_gpus_argument, run_training
+
+if TYPE_CHECKING:
+    from tts_pipeline.data.manifest_record import ManifestRecord
+    from tts_pipeline.training.loop import TrainingResult
 
 STAGE = "train_hifigan"
 FINE_TUNE_STAGE = "finetune_hifigan"  # the same command with --init-from, tracked under its rule's name
@@ -32,12 +36,7 @@ FINE_TUNE_STAGE = "finetune_hifigan"  # the same command with --init-from, track
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser, "--manifest-dir", "--work-dir", "--model", "--metrics")
-    parser.add_argument(
-        "--gpus",
-        type=int,
-        default=None,
-        help="0 = train on the CPU; default hifigan.gpus (processes come from torchrun, one per GPU)",
-    )
+    add_gpus_argument(parser, "0 = train on the CPU; default hifigan.gpus (processes come from torchrun, one per GPU)")
     parser.add_argument(
         "--init-from",
         type=Path,
@@ -75,34 +74,33 @@ def run(args: argparse.Namespace) -> None:
     if args.init_from is not None:
         cfg = cfg.model_copy(update={"epochs": cfg.fine_tune_epochs})
 
-    def segments(records: list[dict[str, Any]], **options: Any) -> Any:
+    def segments(records: list[ManifestRecord], **options: Any) -> Any:
         if args.mels_dir is not None:
             return MelAudioSegments(records, audio, cfg.segment_size, args.mels_dir, **options)
         return AudioSegments(records, audio, cfg.segment_size, **options)
 
-    def datasets(train: list[dict[str, Any]], val: list[dict[str, Any]]) -> tuple[Any, Any]:
+    def datasets(train: list[ManifestRecord], val: list[ManifestRecord]) -> tuple[Any, Any]:
         train_set = segments(train)
         return train_set, segments(val, fixed_segments_seed=cfg.seed, repeats=cfg.validation_repeats) if val else None
 
     def starting_weights(run: TrainingRun) -> dict[str, Any]:
         """Fine-tuning's starting weights, unless the run resumes (its checkpoint wins)."""
-        if args.init_from is None or run.checkpoint is not None:
+        if args.init_from is None or run.io.checkpoint is not None:
             return {"init": None}
         # the parsed section, defaults filled in: a hand-written --section may name only a few keys
         sizes = cfg.model_dump(mode="json")
         return {"init": trainer.load_init(args.init_from, args.init_discriminators, audio=audio, section=sizes)}
 
-    def fit(run: TrainingRun, train_set: Any, val_set: Any, init: Any) -> trainer.TrainingResult:
+    def fit(run: TrainingRun, train_set: Any, val_set: Any, init: Any) -> TrainingResult:
         clips = []
-        if run.context.is_main and run.sink.active and cfg.n_samples > 0:
+        if run.io.context.is_main and run.io.sink.active and cfg.n_samples > 0:
             clips = trainer.load_sample_clips(run.records["val"], audio, cfg.n_samples, args.mels_dir)
-        options = run.fit_options()
-        return trainer.fit(cfg, audio, train_set, val_set, init=init, sample_clips=clips, **options)
+        return trainer.fit(cfg, audio, train_set, val_set, run.io, init=init, sample_clips=clips)
 
-    def save(result: trainer.TrainingResult, run: TrainingRun) -> None:
+    def save(result: TrainingResult, run: TrainingRun) -> None:
         save_generator(
             args.model,
-            result.generator,
+            result.model,
             audio,
             step=result.step,
             epoch=result.epoch,
@@ -110,7 +108,7 @@ def run(args: argparse.Namespace) -> None:
             fine_tuned_from=result.metrics.get("fine_tuned_from"),
         )
         if args.state is not None:
-            copy_file(run.manager.paths()[-1], args.state)
+            copy_file(run.io.manager.paths()[-1], args.state)
 
     run_training(
         args,

@@ -17,50 +17,46 @@ newest one (in the same MLflow run) unless the settings that shape training chan
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section
-from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, run_training
+from tts_pipeline.stages.training_stage import (
+    TextMelInputs,
+    TrainingRun,
+    TrainingStage,
+    add_gpus_argument,
+    run_training,
+)
+
+if TYPE_CHECKING:
+    from tts_pipeline.training.loop import TrainingResult
 
 STAGE = "train_tacotron2"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser, "--manifest-dir", "--features-dir", "--work-dir", "--model", "--metrics")
-    parser.add_argument(
-        "--gpus",
-        type=int,
-        default=None,
-        help="GPUs (0 = the CPU); default tacotron2.gpus; torchrun starts one process per GPU",
-    )
+    add_gpus_argument(parser, "GPUs (0 = the CPU); default tacotron2.gpus; torchrun starts one process per GPU")
 
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import Tacotron2SectionConfig, parse_section
-    from tts_pipeline.data.feature_layout import MELS, FeatureLayout
     from tts_pipeline.models.tacotron2 import save_tacotron2
     from tts_pipeline.models.tacotron2.data import Tacotron2Dataset
-    from tts_pipeline.text import get_symbols
     from tts_pipeline.training import tacotron2 as trainer
 
     payload = load_stage_section(args, STAGE)
     cfg: Tacotron2SectionConfig = parse_section(Tacotron2SectionConfig, payload["tacotron2"], "tacotron2")
-    n_mels = int(payload["audio.n_mel_channels"])
-    symbol_set = str(payload["text.symbol_set"])
-    symbol_table = get_symbols(symbol_set)
-    mels_dir = FeatureLayout(args.features_dir).folder(MELS)
+    inputs = TextMelInputs.read(args, payload)
 
     def datasets(*splits: list) -> list[Tacotron2Dataset | None]:
-        return [
-            Tacotron2Dataset(records, mels_dir, n_mels, cfg.symbols, symbol_set) if records else None
-            for records in splits
-        ]
+        return [inputs.dataset(Tacotron2Dataset, records, cfg.symbols) if records else None for records in splits]
 
-    def fit(run: TrainingRun, train_set: Tacotron2Dataset, val_set: Tacotron2Dataset | None) -> trainer.TrainingResult:
-        options = run.fit_options()
-        return trainer.fit(cfg, train_set, val_set, n_symbols=len(symbol_table), n_mels=n_mels, **options)
+    def fit(run: TrainingRun, train_set: Tacotron2Dataset, val_set: Tacotron2Dataset | None) -> TrainingResult:
+        return trainer.fit(cfg, train_set, val_set, run.io, **inputs.model_sizes())
 
-    def save(result: trainer.TrainingResult, run: TrainingRun) -> None:
-        text = {"symbols": cfg.symbols, "symbol_set": symbol_set, "symbol_table": symbol_table}
+    def save(result: TrainingResult, run: TrainingRun) -> None:
+        text = inputs.text_settings(cfg.symbols)
         save_tacotron2(args.model, result.model, step=result.step, epoch=result.epoch, extra=text)
 
     run_training(
@@ -70,12 +66,12 @@ def run(args: argparse.Namespace) -> None:
             name=STAGE,
             section="tacotron2",
             settings=cfg,
-            resume_hash=trainer.resume_hash(payload["tacotron2"], n_mels, symbol_set),
+            resume_hash=trainer.resume_hash(payload["tacotron2"], inputs.n_mels, inputs.symbol_set),
             datasets=datasets,
             fit=fit,
             save=save,
             tags={"symbols": cfg.symbols},
-            extra_metrics={"symbols": cfg.symbols, "symbol_set": symbol_set},
+            extra_metrics={"symbols": cfg.symbols, "symbol_set": inputs.symbol_set},
             tag_parameter_count=True,
         ),
     )

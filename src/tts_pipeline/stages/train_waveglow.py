@@ -13,21 +13,20 @@ one (in the same MLflow run) unless the settings that shape training changed.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section
-from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, run_training
+from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, add_gpus_argument, run_training
+
+if TYPE_CHECKING:
+    from tts_pipeline.training.loop import TrainingResult
 
 STAGE = "train_waveglow"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser, "--manifest-dir", "--work-dir", "--model", "--metrics")
-    parser.add_argument(
-        "--gpus",
-        type=int,
-        default=None,
-        help="0 = train on the CPU; default waveglow.gpus (processes come from torchrun, one per GPU)",
-    )
+    add_gpus_argument(parser, "0 = train on the CPU; default waveglow.gpus (processes come from torchrun, one per GPU)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -48,10 +47,10 @@ def run(args: argparse.Namespace) -> None:
         train_set = AudioSegments(train, audio, cfg.segment_size)
         return train_set, AudioSegments(val, audio, cfg.segment_size, fixed_segments_seed=cfg.seed) if val else None
 
-    def fit(run: TrainingRun, train_set: AudioSegments, val_set: AudioSegments | None) -> trainer.TrainingResult:
-        return trainer.fit(cfg, audio, train_set, val_set, **run.fit_options())
+    def fit(run: TrainingRun, train_set: AudioSegments, val_set: AudioSegments | None) -> TrainingResult:
+        return trainer.fit(cfg, audio, train_set, val_set, run.io)
 
-    def save(result: trainer.TrainingResult, run: TrainingRun) -> None:
+    def save(result: TrainingResult, run: TrainingRun) -> None:
         save_waveglow(args.model, result.model, step=result.step, epoch=result.epoch, audio=audio)
 
     run_training(

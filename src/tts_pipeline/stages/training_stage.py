@@ -20,14 +20,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.stages.common import log_every_n_steps, log_outputs, tracked, training_summary
 
 if TYPE_CHECKING:
-    from tts_pipeline.config import LoopSettings
-    from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-    from tts_pipeline.training.distributed import DistributedContext
+    from pathlib import Path
 
-Records = list[dict[str, Any]]
+    from tts_pipeline.config import LoopSettings
+    from tts_pipeline.training.distributed import DistributedContext
+    from tts_pipeline.training.loop import LoopIO
+
+Records = list[ManifestRecord]
 
 
 @dataclass(frozen=True)
@@ -35,31 +38,15 @@ class TrainingRun:
     """What the skeleton opened for one training run, as a stage's hooks receive it.
 
     Attributes:
-        context: This process's place in the job, and its device.
-        manager: The stage's checkpoints.
-        checkpoint: The checkpoint training resumes from, or None.
+        io: What every trainer's ``fit`` takes (:class:`~tts_pipeline.training.loop.LoopIO`): this
+            process's place in the job, the stage's checkpoints and the one to resume from (or None), and
+            ``tracking.log_every_n_steps``; its ``sink`` (the stage's tracking run) and ``run_id`` are set
+            once that run is open.
         records: The manifests' records by split (``"train"``, ``"val"``).
-        log_every: Training figures every this many steps (``tracking.log_every_n_steps``).
-        sink: The stage's tracking run, once it is open.
     """
 
-    context: DistributedContext
-    manager: CheckpointManager
-    checkpoint: Checkpoint | None
+    io: LoopIO
     records: Mapping[str, Records]
-    log_every: int
-    sink: Any = None
-
-    def fit_options(self) -> dict[str, Any]:
-        """The keyword arguments every trainer's ``fit`` takes: processes, checkpoints, tracking."""
-        return {
-            "manager": self.manager,
-            "context": self.context,
-            "checkpoint": self.checkpoint,
-            "sink": self.sink,
-            "run_id": self.sink.run_id,
-            "log_every": self.log_every,
-        }
 
 
 @dataclass(frozen=True)
@@ -116,12 +103,60 @@ class TrainingStage:
         )
 
 
+@dataclass(frozen=True)
+class TextMelInputs:
+    """What the stages that train on encoded text and the features' mels (the aligner, Tacotron 2) read
+    besides their section: mel channels, symbol set and table, and the mels' folder.
+
+    Attributes:
+        n_mels: ``audio.n_mel_channels``.
+        symbol_set: ``text.symbol_set``.
+        symbol_table: That set's symbols (its size is the model's ``n_symbols``).
+        mels_dir: ``<id>.npy`` mels under ``--features-dir``.
+    """
+
+    n_mels: int
+    symbol_set: str
+    symbol_table: list[str]
+    mels_dir: Path
+
+    @classmethod
+    def read(cls, args: argparse.Namespace, payload: Mapping[str, Any]) -> TextMelInputs:
+        """From the stage's config and its ``--features-dir``."""
+        from tts_pipeline.data.feature_layout import MELS, FeatureLayout
+        from tts_pipeline.text import get_symbols
+
+        n_mels = int(payload["audio.n_mel_channels"])
+        symbol_set = str(payload["text.symbol_set"])
+        symbol_table = get_symbols(symbol_set)
+        return cls(n_mels, symbol_set, symbol_table, FeatureLayout(args.features_dir).folder(MELS))
+
+    def dataset(self, kind: Callable[..., Any], records: Records, symbols: str) -> Any:
+        """A ``kind`` dataset (``AlignerDataset``, ``Tacotron2Dataset``) of ``records``, their text encoded as
+        ``symbols`` of this set."""
+        return kind(records, self.mels_dir, self.n_mels, symbols, self.symbol_set)
+
+    def model_sizes(self) -> dict[str, int]:
+        """The sizes the trainer's ``fit`` builds its model with (``n_symbols``, ``n_mels``)."""
+        return {"n_symbols": len(self.symbol_table), "n_mels": self.n_mels}
+
+    def text_settings(self, symbols: str) -> dict[str, Any]:
+        """What the model file records to encode new text: ``symbols`` of this set, and its table."""
+        return {"symbols": symbols, "symbol_set": self.symbol_set, "symbol_table": self.symbol_table}
+
+
+def add_gpus_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--gpus N``, which :func:`run_training` reads; not given (None), the section's ``gpus`` holds."""
+    parser.add_argument("--gpus", type=int, default=None, help=help_text)
+
+
 def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: TrainingStage) -> None:
     """Train ``stage`` as the module docstring says, with the arguments every training stage takes
     (``--manifest-dir``, ``--work-dir``, ``--model``, ``--metrics``, ``--gpus``); ``payload`` is the config
     the stage read (its tracking params)."""
     from tts_pipeline.training.checkpoint import CheckpointManager
     from tts_pipeline.training.engine import find_resume_checkpoint
+    from tts_pipeline.training.loop import LoopIO
 
     log_every = log_every_n_steps()
     with _session(stage, stage.settings.gpus if args.gpus is None else args.gpus) as context:
@@ -132,7 +167,7 @@ def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: Train
         train_set, val_set = stage.datasets(records["train"], records["val"])
         manager = CheckpointManager(args.work_dir, stage.resume_hash, keep=stage.settings.keep_checkpoints)
         checkpoint = find_resume_checkpoint(manager, context)
-        run = TrainingRun(context, manager, checkpoint, records, log_every)
+        run = TrainingRun(LoopIO(manager, context, checkpoint, log_every=log_every), records)
         prepared = stage.prepare(run) if stage.prepare is not None else {}
         with tracked(
             stage.tracked_as or stage.name,
@@ -142,7 +177,7 @@ def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: Train
             tags=_tags(stage, context),
             run_id=checkpoint.run_id if checkpoint else None,
         ) as sink:
-            run = replace(run, sink=sink)
+            run = replace(run, io=replace(run.io, sink=sink, run_id=sink.run_id))
             result = stage.fit(run, train_set, val_set, **prepared)
             if context.is_main:
                 _write_outputs(args, stage, run, result)
@@ -184,8 +219,8 @@ def _write_outputs(args: argparse.Namespace, stage: TrainingStage, run: Training
     stage.save(result, run)
     write_json(args.metrics, {**result.metrics, **stage.extra_metrics})
     if stage.tag_parameter_count:
-        run.sink.set_tags({"n_params": result.metrics["n_params"]})
+        run.io.sink.set_tags({"n_params": result.metrics["n_params"]})
     # the final val_* figures are on the curves already (logged by validation at the last step)
-    log_outputs(run.sink, model=args.model, metrics=args.metrics)
+    log_outputs(run.io.sink, model=args.model, metrics=args.metrics)
     # Under the stage module's own logger, as the lines it logs itself.
     logging.getLogger(f"{__package__}.{stage.name}").info("%s", stage.summary_line(result))

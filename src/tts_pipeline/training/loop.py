@@ -1,9 +1,11 @@
 """The epoch loop every trainer shares (the aligner, HiFi-GAN, FastPitch, Tacotron 2, WaveGlow): where an
 epoch starts and stops, resuming mid-epoch, checkpoints, validation cadence, log windows, throughput and
 the figures that every ``metrics.json`` reports. A trainer subclasses :class:`EpochLoop` and supplies
-the step, the validation, the checkpoint contents and its own figures; its ``fit(...)`` builds the state,
-restores a checkpoint or applies its own initialisation, then calls :meth:`EpochLoop.run`. The settings
-it reads are a :class:`tts_pipeline.config.LoopSettings` every model section inherits.
+the step, the validation, the checkpoint contents and its own figures; its ``fit(...)`` builds the loop
+(and with it the state) from the section, the datasets and a :class:`LoopIO`, then calls
+:meth:`EpochLoop.train`, which restores the checkpoint to resume from (or leaves a trainer's own
+initialisation to start fresh), runs and returns the trainer's result. The settings it reads are a
+:class:`tts_pipeline.config.LoopSettings` every model section inherits.
 
 Batches come from a :class:`tts_pipeline.training.batches.BatchSource`; by default one optimiser step
 takes ``k`` micro-batches of ``batch_size`` items per process
@@ -21,8 +23,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
 
 from torch.utils.data import Dataset
 
@@ -51,21 +53,25 @@ LOOP_RESUME_NEUTRAL_KEYS = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoopIO:
-    """What a training run runs on and where its outputs go (the same for every trainer).
+    """What a training run runs on, where it resumes from and where its outputs go: every trainer's
+    ``fit`` takes one (a training stage builds it, :mod:`tts_pipeline.stages.training_stage`).
 
     Attributes:
-        context: Processes and device.
         manager: Checkpoints (written by rank 0).
+        context: Processes and device; default a single process on the CPU.
+        checkpoint: Resume from it (:func:`tts_pipeline.training.engine.find_resume_checkpoint`), or None
+            to start fresh.
         sink: Tracking run; kept on rank 0 only.
         run_id: Stored in checkpoints, so that a resumed job reopens the same tracking run.
         log_every: Training figures every this many steps.
         on_checkpoint: Called with the state after every checkpoint (tests use it to interrupt).
     """
 
-    context: DistributedContext
     manager: CheckpointManager
+    context: DistributedContext = field(default_factory=DistributedContext)
+    checkpoint: Checkpoint | None = None
     sink: MetricsSink | None = None
     run_id: str | None = None
     log_every: int = 50
@@ -95,9 +101,9 @@ class StepReport:
 class EpochLoop:
     """Epoch bookkeeping around a trainer's step (module docstring).
 
-    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate` and
-    :meth:`save_checkpoint`; the other hooks are optional. Restoring a checkpoint into the state is the
-    trainer's ``fit``'s job, before :meth:`run`.
+    Subclasses set :attr:`state` and implement :meth:`train_step`, :meth:`validate`,
+    :meth:`save_checkpoint` and :meth:`result`; the other hooks are optional. :meth:`train` restores a
+    checkpoint into the state (:meth:`resume`) before :meth:`run`.
 
     Args:
         cfg: The trainer's config section: its :class:`~tts_pipeline.config.LoopSettings`, and those of an
@@ -105,7 +111,7 @@ class EpochLoop:
             ``validation_every_n_epochs`` say otherwise (the aligner's).
         section: Its name, for messages (``"hifigan"``).
         train_set: Training items.
-        io: Processes, checkpoints, tracking (:class:`LoopIO`).
+        io: Processes, checkpoints, tracking (:class:`LoopIO`; its ``checkpoint`` goes to :meth:`train`).
         batches: Where the steps' batches come from; default :class:`SampledBatches` over ``train_set``
             with ``cfg``'s batch sizes, ``buckets`` and ``loader_options``.
         checkpoint_every: Checkpoint cadence; default every ``cfg.checkpoint_every_n_epochs`` epochs.
@@ -230,6 +236,24 @@ class EpochLoop:
         self.start(checkpoint)
         while not self.done() and self.run_epoch():
             pass
+
+    def train(self, checkpoint: Checkpoint | None) -> Any:
+        """What a trainer's ``fit`` does once its loop is built: restore ``checkpoint`` (:meth:`resume`)
+        unless starting fresh, :meth:`run`, and return :meth:`result`."""
+        if checkpoint is not None:
+            self.resume(checkpoint)
+        self.run(checkpoint)
+        return self.result()
+
+    def resume(self, checkpoint: Checkpoint) -> None:
+        """Load ``checkpoint`` into the state before training continues."""
+        # Rank 0 continues its saved RNG streams; start() reseeds the other ranks.
+        self.state.restore(checkpoint, restore_rng=self.context.is_main)
+
+    def result(self) -> Any:
+        """The trainer's result once training is done: its final checkpoint and validation
+        (:meth:`finish`) and what its ``fit`` returns."""
+        raise NotImplementedError
 
     def checkpoint(self) -> None:
         if self.context.is_main:
@@ -386,3 +410,24 @@ class FinishedRun:
     first_val: dict[str, float]
     last_train: dict[str, float]
     metrics: dict[str, Any]
+
+
+Model = TypeVar("Model")
+
+
+@dataclass
+class TrainingResult(Generic[Model]):
+    """What a trainer's ``fit`` returns.
+
+    Attributes:
+        model: The trained model in eval mode (HiFi-GAN's generator; WaveGlow's with weight norm kept).
+        step, epoch: The last step done and its epoch.
+        metrics: The figures that go into ``metrics.json``.
+        learning_rate: The final learning rate, for a trainer whose model file records it; else None.
+    """
+
+    model: Model
+    step: int
+    epoch: int
+    metrics: dict[str, Any]
+    learning_rate: float | None = None

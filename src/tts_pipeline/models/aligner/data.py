@@ -12,12 +12,12 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 from torch.utils.data import Dataset, Sampler
 
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.models.aligner.prior import batch_prior
 from tts_pipeline.models.text_mel_index import TextMelIndex
 
@@ -59,7 +59,7 @@ class AlignerDataset(Dataset[AlignerItem]):
     """
 
     def __init__(
-        self, records: Sequence[dict[str, Any]], mels_dir: str | Path, n_mels: int, symbols: str, symbol_set: str
+        self, records: Sequence[ManifestRecord], mels_dir: str | Path, n_mels: int, symbols: str, symbol_set: str
     ) -> None:
         self.index = TextMelIndex(
             records, mels_dir, n_mels, symbols, symbol_set, what="aligner data", frame_per_symbol=True

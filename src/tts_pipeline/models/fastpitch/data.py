@@ -35,6 +35,7 @@ from torch.utils.data import Dataset
 
 from tts_pipeline.alignment import symbol_mean
 from tts_pipeline.data.feature_layout import DURATIONS, MELS, SYMBOL_KINDS, SYMBOL_PITCH, SYMBOLS, FeatureLayout
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.mel_batch import MelBatchCounts
 
@@ -206,7 +207,7 @@ class FastPitchDataset(Dataset[FastPitchItem]):
     """Utterances of a manifest with their FastPitch inputs and targets (module docstring).
 
     Args:
-        records: Manifest records (``id`` is what is used).
+        records: Manifest records (their ``id`` is what is used).
         features_dir: The features folder (``mels/``, ``symbols/``, ``durations/``, ``symbol_pitch/``).
         pitch_stats: Normalisation of per-token pitch.
         n_mels: Expected mel channels.
@@ -219,7 +220,7 @@ class FastPitchDataset(Dataset[FastPitchItem]):
 
     def __init__(
         self,
-        records: Sequence[Mapping[str, Any]],
+        records: Sequence[ManifestRecord],
         features_dir: str | Path,
         pitch_stats: PitchStats,
         n_mels: int,
@@ -235,7 +236,7 @@ class FastPitchDataset(Dataset[FastPitchItem]):
         self.entries: list[_Entry] = []
         problems: list[str] = []
         for record in records:
-            entry = self._check(str(record["id"]), problems)
+            entry = self._check(record.id, problems)
             if entry is not None:
                 self.entries.append(entry)
         if problems:

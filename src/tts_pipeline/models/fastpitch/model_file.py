@@ -12,13 +12,7 @@ from tts_pipeline.errors import UserError
 from tts_pipeline.models.fastpitch import foreign
 from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
 from tts_pipeline.models.fastpitch.model import FastPitch
-from tts_pipeline.models.model_file import (
-    is_model_file,
-    model_file_from_payload,
-    read_weights_only,
-    rebuild_model,
-    save_model_file,
-)
+from tts_pipeline.models.model_file import ModelFile, read_model_file_or_foreign, rebuild_model, save_model_file
 
 
 @dataclass
@@ -83,19 +77,18 @@ def load_fastpitch(
 
     Raises UserError naming the file when it is missing, of no accepted format, or does not fit its config.
     """
-    payload = read_weights_only(path)
-    if is_model_file(payload):
-        model_file = model_file_from_payload(path, payload)
-    elif foreign.is_nvidia_fastpitch(payload):
-        model_file = foreign.nvidia_model_file(path, payload, text=text, audio=audio)
-    else:
-        raise UserError(f"{path}: not a FastPitch checkpoint; accepted: {'; '.join(foreign.ACCEPTED_FORMATS)}")
+
+    def nvidia(payload: Any) -> ModelFile:
+        if not foreign.is_nvidia_fastpitch(payload):
+            raise UserError(f"{path}: not a FastPitch checkpoint; accepted: {'; '.join(foreign.ACCEPTED_FORMATS)}")
+        return foreign.nvidia_model_file(path, payload, text=text, audio=audio)
+
     model, model_file = rebuild_model(
         path,
         FastPitch.from_config,
         what="FastPitch",
         required_extra=("text", "pitch_mean", "pitch_std", "audio"),
-        model_file=model_file,
+        model_file=read_model_file_or_foreign(path, nvidia),
     )
     extra = model_file.extra
     text = TextSettings.from_dict(extra["text"])

@@ -42,6 +42,7 @@ from torch.utils.data import Dataset
 from tts_pipeline.audio import LOG_FLOOR, load_wav
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.config.rules import check_segment_size
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.errors import UserError
 
 # The log-mel of silence (every bin at the clamp floor): what padded frames of a mel hold, matching
@@ -54,7 +55,7 @@ class _Segments(Dataset[dict[str, Any]]):
 
     def __init__(
         self,
-        records: Sequence[dict[str, Any]],
+        records: Sequence[ManifestRecord],
         audio: AudioConfig,
         segment_size: int,
         *,
@@ -66,11 +67,7 @@ class _Segments(Dataset[dict[str, Any]]):
         check_segment_size(segment_size, audio.hop_length)
         if repeats < 1:
             raise ValueError(f"repeats: expected >= 1, got {repeats}")
-        self.records = [dict(record) for record in records]
-        for record in self.records:
-            missing = [key for key in ("id", "wav", "n_samples") if key not in record]
-            if missing:
-                raise UserError(f"manifest record {record.get('id', record)!r}: missing {missing}")
+        self.records = list(records)
         self.audio = audio
         self.segment_size = int(segment_size)
         self.fixed_segments_seed = fixed_segments_seed
@@ -86,7 +83,7 @@ class _Segments(Dataset[dict[str, Any]]):
         """Start the crop stream of ``epoch`` (training only; no effect on fixed validation crops)."""
         self.epoch = int(epoch)
 
-    def _item(self, index: int) -> tuple[int, dict[str, Any]]:
+    def _item(self, index: int) -> tuple[int, ManifestRecord]:
         """``index`` made non-negative, and its record."""
         if not -len(self) <= index < len(self):
             raise IndexError(f"index {index} out of range for {len(self)} items")
@@ -103,13 +100,13 @@ class _Segments(Dataset[dict[str, Any]]):
             self._rng_key = key
         return self._rng
 
-    def _load(self, record: dict[str, Any]) -> np.ndarray:
+    def _load(self, record: ManifestRecord) -> np.ndarray:
         """The clip as float32 ``(N,)``; its length must be the manifest's ``n_samples``."""
-        samples = load_wav(record["wav"], self.audio.sampling_rate, self.audio.max_wav_value)
-        if samples.size != int(record["n_samples"]):
+        samples = load_wav(record.wav, self.audio.sampling_rate, self.audio.max_wav_value)
+        if samples.size != record.n_samples:
             raise UserError(
-                f"utterance {record['id']}: {record['wav']} has {samples.size} samples but the manifest says "
-                f"{record['n_samples']} (stale manifest?)"
+                f"utterance {record.id}: {record.wav} has {samples.size} samples but the manifest says "
+                f"{record.n_samples} (stale manifest?)"
             )
         return samples
 
@@ -142,7 +139,7 @@ class AudioSegments(_Segments):
         if samples.size > self.segment_size:
             start = int(self._rng_for(index).integers(0, samples.size - self.segment_size))
         segment = _fit(samples[start : start + self.segment_size], self.segment_size)
-        return {"id": record["id"], "audio": torch.from_numpy(np.ascontiguousarray(segment, dtype=np.float32))}
+        return {"id": record.id, "audio": torch.from_numpy(np.ascontiguousarray(segment, dtype=np.float32))}
 
 
 class MelAudioSegments(_Segments):
@@ -165,7 +162,7 @@ class MelAudioSegments(_Segments):
 
     def __init__(
         self,
-        records: Sequence[dict[str, Any]],
+        records: Sequence[ManifestRecord],
         audio: AudioConfig,
         segment_size: int,
         mels_dir: str | Path,
@@ -185,25 +182,25 @@ class MelAudioSegments(_Segments):
     def mel_path(self, utterance_id: str) -> Path:
         return self.mels_dir / f"{utterance_id}.npy"
 
-    def _check_mel(self, record: dict[str, Any]) -> str | None:
-        path = self.mel_path(record["id"])
-        expected = (self.audio.n_mel_channels, int(record["n_samples"]) // self.audio.hop_length)
+    def _check_mel(self, record: ManifestRecord) -> str | None:
+        path = self.mel_path(record.id)
+        expected = (self.audio.n_mel_channels, record.n_samples // self.audio.hop_length)
         try:
             shape = np.load(path, mmap_mode="r").shape
         except FileNotFoundError:
-            return f"utterance {record['id']}: {path} is missing"
+            return f"utterance {record.id}: {path} is missing"
         except (OSError, ValueError) as error:
-            return f"utterance {record['id']}: {path} does not load ({error})"
+            return f"utterance {record.id}: {path} does not load ({error})"
         if tuple(shape) != expected:
             return (
-                f"utterance {record['id']}: {path} has shape {tuple(shape)}, expected {expected} "
+                f"utterance {record.id}: {path} has shape {tuple(shape)}, expected {expected} "
                 f"(n_mels, n_samples // hop_length)"
             )
         return None
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         index, record = self._item(index)
-        mel = np.load(self.mel_path(record["id"]), mmap_mode="r")  # only the crop is read
+        mel = np.load(self.mel_path(record.id), mmap_mode="r")  # only the crop is read
         samples = self._load(record)
         hop, frames = self.audio.hop_length, self.frames
         start = 0
@@ -214,7 +211,7 @@ class MelAudioSegments(_Segments):
             mel_crop = np.pad(mel_crop, ((0, 0), (0, frames - mel_crop.shape[1])), constant_values=SILENCE_LOG_MEL)
         segment = _fit(samples[start * hop : (start + frames) * hop], self.segment_size)
         return {
-            "id": record["id"],
+            "id": record.id,
             "audio": torch.from_numpy(np.ascontiguousarray(segment, dtype=np.float32)),
             "mel": torch.from_numpy(np.ascontiguousarray(mel_crop)),
         }

@@ -83,14 +83,7 @@ class PeriodDiscriminator(nn.Module):
             # Reflect-pad on the right up to a whole number of periods, then fold.
             audio = F.pad(audio, (0, self.period - length % self.period), mode="reflect")
             length = audio.shape[-1]
-        x = audio.view(batch, channels, length // self.period, self.period)
-        features = []
-        for conv in self.convs:
-            x = F.leaky_relu(conv(x), LRELU_SLOPE)
-            features.append(x)
-        x = self.conv_post(x)
-        features.append(x)
-        return torch.flatten(x, 1, -1), features
+        return _conv_stack(self.convs, self.conv_post, audio.view(batch, channels, length // self.period, self.period))
 
 
 class MultiPeriodDiscriminator(nn.Module):
@@ -140,14 +133,7 @@ class ScaleDiscriminator(nn.Module):
 
     def forward(self, audio: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """``(B, 1, N)`` -> logits ``(B, L)`` and the 8 activations."""
-        x = audio
-        features = []
-        for conv in self.convs:
-            x = F.leaky_relu(conv(x), LRELU_SLOPE)
-            features.append(x)
-        x = self.conv_post(x)
-        features.append(x)
-        return torch.flatten(x, 1, -1), features
+        return _conv_stack(self.convs, self.conv_post, audio)
 
 
 class MultiScaleDiscriminator(nn.Module):
@@ -184,6 +170,20 @@ class MultiScaleDiscriminator(nn.Module):
             logits.append(score)
             features.append(maps)
         return DiscriminatorOutput(logits=logits, features=features)
+
+
+def _conv_stack(convs: nn.ModuleList, conv_post: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """What every sub-discriminator does with its input: each conv then a leaky ReLU, then ``conv_post``;
+    its logits flattened to ``(B, L)`` and every activation, ``conv_post``'s output last. A function, not
+    a shared base class, so that the modules and their state_dict keys stay those of the published
+    checkpoints."""
+    features = []
+    for conv in convs:
+        x = F.leaky_relu(conv(x), LRELU_SLOPE)
+        features.append(x)
+    x = conv_post(x)
+    features.append(x)
+    return torch.flatten(x, 1, -1), features
 
 
 def _check_audio(audio: torch.Tensor) -> None:

@@ -13,14 +13,7 @@ from tts_pipeline.config import AudioConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.models.hifigan import foreign
 from tts_pipeline.models.hifigan.generator import Generator
-from tts_pipeline.models.model_file import (
-    ModelFile,
-    is_model_file,
-    model_file_from_payload,
-    read_weights_only,
-    rebuild_model,
-    save_model_file,
-)
+from tts_pipeline.models.model_file import ModelFile, read_model_file_or_foreign, rebuild_model, save_model_file
 
 
 @dataclass
@@ -78,16 +71,17 @@ def read_generator_file(
 
     Raises UserError naming the file when it is missing or of no accepted format.
     """
-    payload = read_weights_only(path)
-    if is_model_file(payload):
-        return model_file_from_payload(path, payload)
-    fmt = foreign.generator_format(payload)
-    if fmt is None:
+
+    def foreign_generator(payload: Any) -> ModelFile:
+        fmt = foreign.generator_format(payload)
+        if fmt is not None:
+            return foreign.foreign_generator_file(path, payload, fmt, audio=audio, section=section)
         hint = " (it holds discriminators: pass the generator file)" if foreign.discriminator_format(payload) else ""
         raise UserError(
             f"{path}: not a HiFi-GAN generator checkpoint{hint}; accepted: {'; '.join(foreign.GENERATOR_FORMATS)}"
         )
-    return foreign.foreign_generator_file(path, payload, fmt, audio=audio, section=section)
+
+    return read_model_file_or_foreign(path, foreign_generator)
 
 
 def load_generator(

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch.utils.data import Dataset
 
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.models.mel_batch import MelBatchCounts
 from tts_pipeline.models.tacotron2.loss import gate_targets
 from tts_pipeline.models.text_mel_index import TextMelIndex
@@ -42,7 +42,7 @@ class Tacotron2Dataset(Dataset[Tacotron2Item]):
     """
 
     def __init__(
-        self, records: Sequence[dict[str, Any]], mels_dir: str | Path, n_mels: int, symbols: str, symbol_set: str
+        self, records: Sequence[ManifestRecord], mels_dir: str | Path, n_mels: int, symbols: str, symbol_set: str
     ) -> None:
         self.index = TextMelIndex(
             records, mels_dir, n_mels, symbols, symbol_set, what="Tacotron 2 data", frame_per_symbol=False

@@ -9,13 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tts_pipeline.errors import UserError
-from tts_pipeline.models.model_file import (
-    is_model_file,
-    model_file_from_payload,
-    read_weights_only,
-    rebuild_model,
-    save_model_file,
-)
+from tts_pipeline.models.model_file import ModelFile, read_model_file_or_foreign, rebuild_model, save_model_file
 from tts_pipeline.models.tacotron2 import foreign
 from tts_pipeline.models.tacotron2.model import Tacotron2
 
@@ -52,16 +46,13 @@ def load_tacotron2(path: str | Path) -> tuple[Tacotron2, Tacotron2Info]:
     Read with ``torch.load(weights_only=True)``. Raises UserError naming the file when it is missing,
     of no accepted format, or its weights do not fit its config.
     """
-    payload = read_weights_only(path)
-    if is_model_file(payload):
-        model_file = model_file_from_payload(path, payload)
-        kind = model_file.extra.get("kind")
-        if kind != "tacotron2":
-            raise UserError(f"{path}: a model file of another model ({kind or 'unnamed'}), not Tacotron 2")
-    elif foreign.is_nvidia_tacotron2(payload):
-        model_file = foreign.nvidia_model_file(path, payload)
-    else:
-        raise UserError(f"{path}: not a Tacotron 2 checkpoint; accepted: {'; '.join(ACCEPTED_FORMATS)}")
+
+    def nvidia(payload: Any) -> ModelFile:
+        if not foreign.is_nvidia_tacotron2(payload):
+            raise UserError(f"{path}: not a Tacotron 2 checkpoint; accepted: {'; '.join(ACCEPTED_FORMATS)}")
+        return foreign.nvidia_model_file(path, payload)
+
+    model_file = read_model_file_or_foreign(path, nvidia, kind="tacotron2", what="Tacotron 2")
     model, model_file = rebuild_model(path, Tacotron2.from_config, what="Tacotron 2", model_file=model_file)
     info = Tacotron2Info(
         step=model_file.step,

@@ -14,9 +14,7 @@ from tts_pipeline.errors import UserError
 from tts_pipeline.models.model_file import (
     MODEL_FILE_FORMAT,
     ModelFile,
-    is_model_file,
-    model_file_from_payload,
-    read_weights_only,
+    read_model_file_or_foreign,
     rebuild_model,
     save_model_file,
 )
@@ -51,21 +49,19 @@ def save_waveglow(
 def read_waveglow_file(path: str | Path) -> ModelFile:
     """The contents of a WaveGlow file of any accepted format, as this project's model file.
 
-    Raises UserError naming the file when it is missing, unreadable with ``weights_only=True``, or of
-    no accepted format.
+    Raises UserError naming the file when it is missing, unreadable with ``weights_only=True``, a model
+    file of another model, or of no accepted format.
     """
-    payload = read_weights_only(path)
-    if is_model_file(payload):
-        model_file = model_file_from_payload(path, payload)
-        if model_file.extra.get("kind") != "waveglow":
-            raise UserError(f"{path}: a model file, but of a {model_file.extra.get('kind', 'non-WaveGlow')} model")
-        return model_file
-    if foreign.is_nvidia_waveglow(payload):
-        return foreign.nvidia_model_file(path, payload)
-    keys = sorted(str(key) for key in payload)[:8] if isinstance(payload, dict) else type(payload).__name__
-    raise UserError(
-        f"{path}: not a WaveGlow checkpoint (top-level keys {keys}); accepted: {'; '.join(ACCEPTED_FORMATS)}"
-    )
+
+    def nvidia(payload: Any) -> ModelFile:
+        if foreign.is_nvidia_waveglow(payload):
+            return foreign.nvidia_model_file(path, payload)
+        keys = sorted(str(key) for key in payload)[:8] if isinstance(payload, dict) else type(payload).__name__
+        raise UserError(
+            f"{path}: not a WaveGlow checkpoint (top-level keys {keys}); accepted: {'; '.join(ACCEPTED_FORMATS)}"
+        )
+
+    return read_model_file_or_foreign(path, nvidia, kind="waveglow", what="WaveGlow")
 
 
 def load_waveglow(

@@ -12,7 +12,7 @@ Modules: :mod:`.state` (model, optimiser, precision, resume hash), :mod:`.step` 
 optimiser step, validation), :mod:`.loop` (:func:`fit`, the batches and the epoch hooks).
 """
 
-from tts_pipeline.training.aligner.loop import BucketedBatches, TrainingResult, fit
+from tts_pipeline.training.aligner.loop import BucketedBatches, fit
 from tts_pipeline.training.aligner.state import (
     RESUME_NEUTRAL_KEYS,
     AlignerState,
@@ -33,7 +33,6 @@ __all__ = [
     "AlignerLosses",
     "AlignerState",
     "BucketedBatches",
-    "TrainingResult",
     "attention_sharpness",
     "build_state",
     "compute_losses",

@@ -5,9 +5,7 @@ step) and its epoch loop (step, validation and checkpoints on the shared
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import torch
 from torch.utils.data import DataLoader
@@ -16,23 +14,9 @@ from tts_pipeline.config import AlignerConfig
 from tts_pipeline.models.aligner.data import AlignerBatch, AlignerCollate, AlignerDataset, LengthBucketBatchSampler
 from tts_pipeline.models.aligner.loss import binarization_weight
 from tts_pipeline.models.aligner.model import Aligner
-from tts_pipeline.precision import Precision
 from tts_pipeline.training.aligner.state import AlignerState, build_state, resolve_aligner_precision
 from tts_pipeline.training.aligner.step import evaluate, train_step
-from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext
-from tts_pipeline.training.engine import MetricsSink
-from tts_pipeline.training.loop import Cadence, EpochLoop, LoopIO, StepReport
-
-
-@dataclass
-class TrainingResult:
-    """The trained model and the figures that go into ``metrics.json``."""
-
-    model: Aligner
-    step: int
-    epoch: int
-    metrics: dict[str, Any]
+from tts_pipeline.training.loop import Cadence, EpochLoop, LoopIO, StepReport, TrainingResult
 
 
 def _loader(dataset: AlignerDataset, sampler: LengthBucketBatchSampler, cfg: AlignerConfig, device: torch.device):
@@ -74,30 +58,21 @@ def fit(
     cfg: AlignerConfig,
     train_set: AlignerDataset,
     val_set: AlignerDataset | None,
+    io: LoopIO,
     *,
     n_symbols: int,
     n_mels: int,
-    manager: CheckpointManager,
-    context: DistributedContext | None = None,
-    checkpoint: Checkpoint | None = None,
-    sink: MetricsSink | None = None,
-    run_id: str | None = None,
-    log_every: int = 50,
-    on_checkpoint: Callable[[AlignerState], None] | None = None,
-) -> TrainingResult:
+) -> TrainingResult[Aligner]:
     """Train (or continue training) the aligner until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
 
     Args:
         cfg: The ``aligner`` config section.
         train_set, val_set: Datasets; validation runs after every epoch and at the end.
+        io: The one process (the aligner trains in one) and its device, checkpoints (and the one to
+            resume from), tracking: its sink gets train figures every ``log_every`` steps and
+            validation figures per epoch.
         n_symbols: Size of the symbol table.
         n_mels: Mel channels.
-        manager: Where checkpoints go.
-        context: The one process and its device; default the CPU. The aligner trains in one process.
-        checkpoint: A checkpoint to resume from (``manager.latest()``), or None to start fresh.
-        sink: Receives train figures every ``log_every`` steps and validation figures per epoch.
-        run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
-        on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
 
     Where the section's settings go: ``amp`` to the precision (:func:`resolve_aligner_precision`), which
     :func:`build_state` (the scaler), :func:`train_step` and validation use; the model's sizes,
@@ -110,16 +85,7 @@ def fit(
         :class:`TrainingResult`; ``metrics`` holds the final validation figures, throughput and the
         per-epoch history.
     """
-    context = context or DistributedContext()
-    precision = resolve_aligner_precision(cfg, context.device)
-    state = build_state(cfg, n_symbols, n_mels, precision)
-    if checkpoint is not None:
-        # Restored before the loop is built: the loop starts from the restored epoch's binarisation weight.
-        state.restore(checkpoint)
-    io = LoopIO(context, manager, sink, run_id, log_every, on_checkpoint)
-    loop = _Loop(cfg, state, train_set, val_set, io, precision)
-    loop.run(checkpoint)
-    return loop.result()
+    return _Loop(cfg, train_set, val_set, n_symbols, n_mels, io).train(io.checkpoint)
 
 
 class _Loop(EpochLoop):
@@ -135,11 +101,11 @@ class _Loop(EpochLoop):
     def __init__(
         self,
         cfg: AlignerConfig,
-        state: AlignerState,
         train_set: AlignerDataset,
         val_set: AlignerDataset | None,
+        n_symbols: int,
+        n_mels: int,
         io: LoopIO,
-        precision: Precision,
     ) -> None:
         device = io.context.device
         super().__init__(
@@ -153,13 +119,16 @@ class _Loop(EpochLoop):
             validate_before_training=False,
             items_per_s="steps_per_s",  # each step reports one item
         )
-        self.aligner, self.state, self.val_set = cfg, state, val_set
-        self.precision = precision
+        self.aligner, self.val_set = cfg, val_set
+        self.precision = resolve_aligner_precision(cfg, device)
+        self.state = build_state(cfg, n_symbols, n_mels, self.precision)
         self.val_loader = None
         if val_set is not None and len(val_set):
             val_sampler = LengthBucketBatchSampler(val_set.mel_lengths, cfg.batch_size, shuffle=False)
             self.val_loader = _loader(val_set, val_sampler, cfg, device)
-        self.kl_weight = self._kl_weight(state.epoch)
+        # The binarisation weight of the epoch being trained: begin_epoch sets it before the epoch's
+        # first step (a resumed run's included), and only steps and their log windows read it.
+        self.kl_weight = self._kl_weight(self.state.epoch)
 
     def _kl_weight(self, epoch: int) -> float:
         cfg = self.aligner
@@ -203,7 +172,7 @@ class _Loop(EpochLoop):
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def result(self) -> TrainingResult:
+    def result(self) -> TrainingResult[Aligner]:
         """The final checkpoint (unless just done), a final validation and the run's figures.
 
         The final validation always runs, under the binarisation weight of the last epoch trained (at

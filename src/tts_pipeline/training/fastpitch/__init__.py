@@ -36,7 +36,7 @@ Modules: :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks), :mod:`.stat
 Noam rate, resume hash), :mod:`.step` (one optimiser step, its loss terms), :mod:`.validation` (plots).
 """
 
-from tts_pipeline.training.fastpitch.loop import TrainingResult, fit
+from tts_pipeline.training.fastpitch.loop import fit
 from tts_pipeline.training.fastpitch.state import (
     RESUME_NEUTRAL_KEYS,
     FastPitchState,
@@ -51,7 +51,6 @@ __all__ = [
     "RESUME_NEUTRAL_KEYS",
     "FastPitchState",
     "Runtime",
-    "TrainingResult",
     "build_state",
     "fit",
     "log_plots",

@@ -4,64 +4,39 @@ teacher-forced loop it shares with Tacotron 2,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tts_pipeline.config import FastPitchConfig
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
-from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext
-from tts_pipeline.training.engine import ArtifactSink, learning_rate
+from tts_pipeline.training.engine import learning_rate
 from tts_pipeline.training.fastpitch.state import FastPitchState, build_state
 from tts_pipeline.training.fastpitch.step import Runtime, loss_names, train_step
 from tts_pipeline.training.fastpitch.validation import log_plots
-from tts_pipeline.training.loop import LoopIO
+from tts_pipeline.training.loop import LoopIO, TrainingResult
 from tts_pipeline.training.teacher_forced import TeacherForcedLoop
-
-
-@dataclass
-class TrainingResult:
-    """The trained model (eval mode) and the figures that go into ``metrics.json``."""
-
-    model: FastPitch
-    step: int
-    epoch: int
-    learning_rate: float
-    metrics: dict[str, Any]
 
 
 def fit(
     cfg: FastPitchConfig,
     train_set: FastPitchDataset,
     val_set: FastPitchDataset | None,
+    io: LoopIO,
     *,
     text: TextSettings,
     pitch: PitchStats,
     frame_period_s: float,
-    manager: CheckpointManager,
-    context: DistributedContext | None = None,
-    checkpoint: Checkpoint | None = None,
-    sink: ArtifactSink | None = None,
-    run_id: str | None = None,
-    log_every: int = 50,
-    on_checkpoint: Callable[[FastPitchState], None] | None = None,
-) -> TrainingResult:
+) -> TrainingResult[FastPitch]:
     """Train (or continue) FastPitch until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
 
     Args:
         cfg: The ``fastpitch`` section.
         train_set, val_set: Utterances (:class:`FastPitchDataset`); ``val_set`` may be None or empty.
+        io: Processes, checkpoints (and the one to resume from), tracking: its sink (an artifact sink,
+            rank 0) gets train figures every ``log_every`` steps, validation losses and plots.
         text: The symbol table (its size is the model's ``n_symbols``) and its origin (plot labels).
         pitch: Pitch statistics (stored in the model's buffers; plots convert to Hz with them).
         frame_period_s: ``hop / sampling_rate``, for plot axes.
-        manager: Where checkpoints go (written by rank 0).
-        context: Processes and device; default a single process on the CPU.
-        checkpoint: Resume from it (see :func:`tts_pipeline.training.engine.find_resume_checkpoint`).
-        sink: Tracking run (rank 0): train figures every ``log_every`` steps, validation losses, plots.
-        run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
-        on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
 
     Where the section's settings go: the loop's (epochs, batches, cadences, seed) and
     ``length_bucketing`` / ``bucket_pool`` to :class:`tts_pipeline.training.loop.EpochLoop`; the model,
@@ -69,20 +44,7 @@ def fit(
     ``amp`` to the precision; the loss scales and ``grad_clip`` to :func:`train_step` (via
     :class:`Runtime`); ``n_plots`` to :meth:`_Loop.validate`.
     """
-    loop = _Loop(
-        cfg,
-        train_set,
-        val_set,
-        text,
-        pitch,
-        frame_period_s,
-        LoopIO(context or DistributedContext(), manager, sink, run_id, log_every, on_checkpoint),
-    )
-    if checkpoint is not None:
-        # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
-        loop.state.restore(checkpoint, restore_rng=loop.context.is_main)
-    loop.run(checkpoint)
-    return loop.result()
+    return _Loop(cfg, train_set, val_set, text, pitch, frame_period_s, io).train(io.checkpoint)
 
 
 class _Loop(TeacherForcedLoop):
@@ -135,7 +97,7 @@ class _Loop(TeacherForcedLoop):
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def result(self) -> TrainingResult:
+    def result(self) -> TrainingResult[FastPitch]:
         """Final checkpoint and validation (unless just done), and the run's figures."""
         state, cfg = self.state, self.fastpitch
         run = self.finish()

@@ -40,7 +40,7 @@ starting weights), :mod:`.validation` and :mod:`.samples` (validation losses, li
 """
 
 from tts_pipeline.training.hifigan.finetune import InitWeights, apply_init, load_init
-from tts_pipeline.training.hifigan.loop import TrainingResult, fit
+from tts_pipeline.training.hifigan.loop import fit
 from tts_pipeline.training.hifigan.samples import SampleClip, load_sample_clips, log_samples
 from tts_pipeline.training.hifigan.state import (
     RESUME_NEUTRAL_KEYS,
@@ -60,7 +60,6 @@ __all__ = [
     "MicroBatch",
     "Runtime",
     "SampleClip",
-    "TrainingResult",
     "apply_init",
     "build_models",
     "build_state",

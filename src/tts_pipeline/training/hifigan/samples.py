@@ -4,16 +4,16 @@ generator, logged with their mel-spectrograms to the tracking run."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, load_wav
 from tts_pipeline.config import AudioConfig
+from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.models.hifigan import Generator
 from tts_pipeline.training.engine import ArtifactSink
 
@@ -28,19 +28,19 @@ class SampleClip:
 
 
 def load_sample_clips(
-    records: Sequence[Mapping[str, Any]], audio_cfg: AudioConfig, count: int, mels_dir: Path | None = None
+    records: Sequence[ManifestRecord], audio_cfg: AudioConfig, count: int, mels_dir: Path | None = None
 ) -> list[SampleClip]:
     """The first ``count`` utterances of ``records`` with their generator input mels (computed by the
     one mel function, or read from ``mels_dir`` when fine-tuning)."""
     mel_fn = MelSpectrogram(audio_cfg)
     clips = []
     for record in list(records)[:count]:
-        audio = load_wav(record["wav"], audio_cfg.sampling_rate, audio_cfg.max_wav_value)
+        audio = load_wav(record.wav, audio_cfg.sampling_rate, audio_cfg.max_wav_value)
         if mels_dir is not None:
-            mel = torch.from_numpy(np.load(Path(mels_dir) / f"{record['id']}.npy").astype(np.float32))
+            mel = torch.from_numpy(np.load(Path(mels_dir) / f"{record.id}.npy").astype(np.float32))
         else:
             mel = mel_fn(torch.from_numpy(audio))
-        clips.append(SampleClip(id=str(record["id"]), audio=audio, mel=mel))
+        clips.append(SampleClip(id=record.id, audio=audio, mel=mel))
     return clips
 
 

@@ -24,7 +24,7 @@ its loss terms), :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks). The
 the epoch loop are the ones FastPitch shares, :mod:`tts_pipeline.training.teacher_forced`.
 """
 
-from tts_pipeline.training.tacotron2.loop import TrainingResult, fit
+from tts_pipeline.training.tacotron2.loop import fit
 from tts_pipeline.training.tacotron2.state import (
     RESUME_NEUTRAL_KEYS,
     Tacotron2State,
@@ -40,7 +40,6 @@ __all__ = [
     "RESUME_NEUTRAL_KEYS",
     "Runtime",
     "Tacotron2State",
-    "TrainingResult",
     "annealed_rate",
     "build_state",
     "fit",

@@ -4,75 +4,38 @@ on the teacher-forced loop it shares with FastPitch,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tts_pipeline.config import Tacotron2SectionConfig
 from tts_pipeline.models.tacotron2 import Tacotron2
 from tts_pipeline.models.tacotron2.data import Tacotron2Dataset, collate
-from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
-from tts_pipeline.training.distributed import DistributedContext
-from tts_pipeline.training.engine import ArtifactSink, learning_rate
-from tts_pipeline.training.loop import LoopIO
+from tts_pipeline.training.engine import learning_rate
+from tts_pipeline.training.loop import LoopIO, TrainingResult
 from tts_pipeline.training.tacotron2.state import Tacotron2State, annealed_rate, build_state
 from tts_pipeline.training.tacotron2.step import LOSS_NAMES, Runtime, train_step
 from tts_pipeline.training.teacher_forced import TeacherForcedLoop
-
-
-@dataclass
-class TrainingResult:
-    """The trained model (eval mode) and the figures that go into ``metrics.json``."""
-
-    model: Tacotron2
-    step: int
-    epoch: int
-    learning_rate: float
-    metrics: dict[str, Any]
 
 
 def fit(
     cfg: Tacotron2SectionConfig,
     train_set: Tacotron2Dataset,
     val_set: Tacotron2Dataset | None,
+    io: LoopIO,
     *,
     n_symbols: int,
     n_mels: int,
-    manager: CheckpointManager,
-    context: DistributedContext | None = None,
-    checkpoint: Checkpoint | None = None,
-    sink: ArtifactSink | None = None,
-    run_id: str | None = None,
-    log_every: int = 50,
-    on_checkpoint: Callable[[Tacotron2State], None] | None = None,
-) -> TrainingResult:
+) -> TrainingResult[Tacotron2]:
     """Train (or continue) Tacotron 2 until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
 
     Args:
         cfg: The ``tacotron2`` section.
         train_set, val_set: Utterances; ``val_set`` may be None or empty.
+        io: Processes, checkpoints (and the one to resume from), tracking: its sink (rank 0) gets
+            train figures every ``log_every`` steps and validation losses.
         n_symbols: Size of the symbol table (the embedding's rows).
         n_mels: Mel channels.
-        manager: Where checkpoints go (written by rank 0).
-        context: Processes and device; default a single process on the CPU.
-        checkpoint: Resume from it (:func:`tts_pipeline.training.engine.find_resume_checkpoint`).
-        sink: Tracking run (rank 0): train figures every ``log_every`` steps, validation losses.
-        run_id: MLflow run id stored in checkpoints, so that a resumed job reopens the same run.
-        on_checkpoint: Called after every checkpoint is written (tests use it to interrupt).
     """
-    loop = _Loop(
-        cfg,
-        train_set,
-        val_set,
-        n_symbols,
-        n_mels,
-        LoopIO(context or DistributedContext(), manager, sink, run_id, log_every, on_checkpoint),
-    )
-    if checkpoint is not None:
-        # Rank 0 continues its saved RNG streams; the loop reseeds the other ranks.
-        loop.state.restore(checkpoint, restore_rng=loop.context.is_main)
-    loop.run(checkpoint)
-    return loop.result()
+    return _Loop(cfg, train_set, val_set, n_symbols, n_mels, io).train(io.checkpoint)
 
 
 class _Loop(TeacherForcedLoop):
@@ -121,7 +84,7 @@ class _Loop(TeacherForcedLoop):
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def result(self) -> TrainingResult:
+    def result(self) -> TrainingResult[Tacotron2]:
         """Final checkpoint and validation (unless just done), and the run's figures."""
         state, cfg = self.state, self.tacotron2
         run = self.finish()

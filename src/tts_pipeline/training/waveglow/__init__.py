@@ -10,14 +10,13 @@ Modules: :mod:`.state` (model, optimiser, scaler, resume hash), :mod:`.step` (th
 step, validation), :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks).
 """
 
-from tts_pipeline.training.waveglow.loop import TrainingResult, fit
+from tts_pipeline.training.waveglow.loop import fit
 from tts_pipeline.training.waveglow.state import RESUME_NEUTRAL_KEYS, WaveGlowState, build_state, resume_hash
 from tts_pipeline.training.waveglow.step import Runtime, evaluate, negative_log_likelihood, train_step
 
 __all__ = [
     "RESUME_NEUTRAL_KEYS",
     "Runtime",
-    "TrainingResult",
     "WaveGlowState",
     "build_state",
     "evaluate",
