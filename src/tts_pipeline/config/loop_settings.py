@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, Self
 
 from pydantic import Field, create_model
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
+from pydantic.fields import FieldInfo, PydanticUndefined
 
 from tts_pipeline.config.base import StrictModel
 
