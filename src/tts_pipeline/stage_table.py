@@ -104,6 +104,22 @@ STAGES: tuple[Stage, ...] = (
     Stage("synthesize", ("inference", "audio", "text"), gpus="inference.gpus"),
     Stage("benchmark", ("benchmark", "inference", "audio", "text", "pitch", "corpus.demo"), gpus="benchmark.gpus"),
     Stage("report_pages", ()),
+    # the voice as ONNX and TorchScript files for serving, checked against the eager models; it reads
+    # what synthesis loads the models with and the controls it speaks with, not how it batches or post-processes
+    Stage(
+        "export_voice",
+        ("export", "inference", "audio", "text"),
+        excludes=(
+            "inference.batch_size",
+            "inference.denoising_strength",
+            "inference.fade_out_frames",
+            "inference.normalize_peak",
+            "inference.amp",
+            "inference.gpus",
+            "inference.phrases",
+            "inference.n_val_phrases",
+        ),
+    ),
     # optional second vocoder (FastPitch 1.0's path); the pretrained shortcut does not shape training
     Stage("train_waveglow", ("waveglow", "audio"), excludes=("waveglow.checkpoint",), gpus="waveglow.gpus"),
     # FastPitch 1.0's path (durations.source: tacotron2): Tacotron 2 trained for its attention

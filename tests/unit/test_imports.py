@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("audio", "data", "tracking"),  # what reads the config
     ("models",),
     ("features", "inference", "training"),  # what runs the models
-    ("benchmark",),
+    ("benchmark", "export"),  # measuring the models; exporting them for serving
     ("report",),  # results shown in the HTML report
     ("stages",),  # the workflow's steps
     ("workflow",),  # what the Snakefile calls to run them
@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 LAYER_OF = {entry: index for index, layer in enumerate(LAYERS) for entry in layer}
 
-GUARDED = ("inference", "models", "benchmark")
+GUARDED = ("inference", "models", "benchmark", "export")
 FORBIDDEN = f"{PACKAGE}.training"
 
 

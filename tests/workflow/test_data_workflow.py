@@ -29,6 +29,7 @@ STAGES = (
     "finetune_hifigan",
     "synthesize",
     "benchmark",
+    "export_voice",
 )
 
 BIN = Path(sys.executable).parent
@@ -331,6 +332,20 @@ def test_benchmark_and_report_contracts(demo_run):
     html = experiment / "report.html"  # where `make demo` writes it
     snakemake(workdir, "--report", str(html), config=config)
     assert html.stat().st_size > 100_000
+
+
+def test_the_voice_is_exported_and_matches_the_eager_models(demo_run):
+    workdir, _ = demo_run
+    export = workdir / HOSTILE / "results/demo/export"
+    assert sorted(path.name for path in export.iterdir()) == [
+        "fastpitch.onnx", "fastpitch.ts", "hifigan.onnx", "hifigan.ts", "verification.json", "voice.json",
+    ]  # fmt: skip
+    verification = json.loads((export / "verification.json").read_text())
+    assert verification["passed"] and len(verification["inputs"]) == 3 + 1 + 1  # 3 val texts, a batch, controls
+    assert verification["figures"]["fastpitch_onnx_mel_max_abs_diff"] <= 1e-4
+    assert verification["figures"]["hifigan_onnx_snr_db_min"] >= 60
+    card = json.loads((export / "voice.json").read_text())
+    assert card["name"] == "demo" and card["source"]["workflow_run_id"] and card["source"]["run_id"]
 
 
 def test_changing_the_split_reruns_the_manifest_not_the_corpus(demo_run):

@@ -29,6 +29,7 @@ def test_inference_vocoder_waveglow_plans_train_waveglow_for_synthesis_and_bench
     benchmark = command_of(out, "tts-pipeline benchmark")
     assert "--vocoders 'waveglow=out dir" in benchmark and "--hifigan 'out dir" in benchmark and model in benchmark
     assert "train-waveglow --section" in out
+    assert "export_voice" not in planned, "WaveGlow has no export yet: the DAG ends without it"
     assert not (tmp_path / HOSTILE).exists(), "a dry run writes nothing"
 
 

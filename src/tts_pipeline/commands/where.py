@@ -1,5 +1,5 @@
-"""Print where a config's outputs are: corpus, manifests, models, audio, benchmark, report, logs, and the
-MLflow store and UI command.
+"""Print where a config's outputs are: corpus, manifests, models, audio, benchmark, exported voice, report,
+logs, and the MLflow store and UI command.
 
 The commands it prints quote their paths for a POSIX shell, so they can be pasted as they are even when
 ``results_dir`` holds spaces or quotes. ``--report-path`` prints the bare path, for ``"$(...)"``.
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> None:
         f"models:       {paths.fastpitch_model}, {paths.hifigan_finetuned_model}",
         f"audio:        {Path(paths.inference_manifest).parent}/*.wav",
         f"benchmark:    {paths.benchmark_md}",
+        f"voice:        {paths.export_dir}/   (ONNX, TorchScript, voice.json)",
         f"report:       {paths.html_report}   (snakemake --report {shlex.quote(paths.html_report)}"
         f" --configfile {shlex.quote(str(args.config))})",
         f"logs:         {paths.experiment}/logs/",

@@ -43,7 +43,7 @@ from tts_pipeline.config.pipeline import (
     parse_config,
     parse_section,
 )
-from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
+from tts_pipeline.config.run_sections import BenchmarkConfig, ExportConfig, InferenceConfig, TrackingConfig
 from tts_pipeline.config.waveglow_section import WaveGlowSection
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "DataConfig",
     "DemoCorpusConfig",
     "DurationsConfig",
+    "ExportConfig",
     "EpochLoopSettings",
     "FastPitchConfig",
     "HiFiGANConfig",

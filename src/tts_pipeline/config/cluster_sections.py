@@ -31,6 +31,7 @@ DEFAULT_RESOURCES: dict[str, tuple[int, int, int]] = {
     "synthesize": (16000, 60, 4),
     "benchmark": (32000, 240, 8),
     "report_pages": (4000, 30, 2),
+    "export_voice": (16000, 60, 4),  # traces both models, checks each file on the validation texts
     # optional: FastPitch 1.0's path (NVIDIA: Tacotron 2 about 1 day, WaveGlow about 2.5 days on 8 GPUs)
     "train_waveglow": (128000, 4320, 32),
     "train_tacotron2": (128000, 1440, 32),

@@ -21,6 +21,7 @@ from tts_pipeline.config.rules import check_hifigan_fits_audio
 from tts_pipeline.config.waveglow_section import check_waveglow_fits_audio
 
 _INFERENCE = "tts_pipeline.inference."
+_EXPORT = "tts_pipeline.export."
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class VocoderKind:
         pretrained: Dotted config key of a pretrained file that replaces ``trained_by``; None: always trained.
         settings: Keys of the ``inference`` section its module reads when it loads a file (as
             :attr:`tts_pipeline.inference.SynthesisOptions.vocoder_settings`).
+        export: The module whose ``graph(model)`` gives its inference graph for the ONNX and TorchScript
+            exports (:class:`tts_pipeline.export.graphs.ExportGraph`); None: a voice with this vocoder
+            cannot be exported yet (WaveGlow draws its noise inside; its graph would take it as an input).
     """
 
     name: str
@@ -51,6 +55,7 @@ class VocoderKind:
     fits_audio: Callable[[Any, Any], None]
     pretrained: str | None = None
     settings: tuple[str, ...] = ()
+    export: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,11 +67,13 @@ class AcousticModelKind:
         label: How tables, logs and pages name it.
         module: The module that loads and prepares it
             (:class:`tts_pipeline.inference.seams.AcousticModelModule`).
+        export: The module of its export graph, as :attr:`VocoderKind.export`; None: not exportable.
     """
 
     name: str
     label: str
     module: str
+    export: str | None = None
 
 
 PIPELINE_VOCODER = "hifigan"
@@ -86,6 +93,7 @@ VOCODERS: tuple[VocoderKind, ...] = (
         folder="hifigan_finetuned",
         section="hifigan",
         fits_audio=check_hifigan_fits_audio,
+        export=_EXPORT + "hifigan_graph",
     ),
     # FastPitch 1.0's vocoder; in the DAG when inference.vocoder names it or waveglow.checkpoint is set
     VocoderKind(
@@ -102,7 +110,7 @@ VOCODERS: tuple[VocoderKind, ...] = (
 )
 
 ACOUSTIC_MODELS: tuple[AcousticModelKind, ...] = (
-    AcousticModelKind("fastpitch", "FastPitch", _INFERENCE + "fastpitch_acoustic"),
+    AcousticModelKind("fastpitch", "FastPitch", _INFERENCE + "fastpitch_acoustic", export=_EXPORT + "fastpitch_graph"),
 )
 
 

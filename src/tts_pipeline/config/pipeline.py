@@ -27,7 +27,7 @@ from tts_pipeline.config.model_sections import (
     HiFiGANConfig,
     Tacotron2SectionConfig,
 )
-from tts_pipeline.config.run_sections import BenchmarkConfig, InferenceConfig, TrackingConfig
+from tts_pipeline.config.run_sections import BenchmarkConfig, ExportConfig, InferenceConfig, TrackingConfig
 from tts_pipeline.config.waveglow_section import WaveGlowSection
 
 
@@ -51,6 +51,7 @@ class PipelineConfig(StrictModel):
     fastpitch: FastPitchConfig = FastPitchConfig()
     inference: InferenceConfig = InferenceConfig()
     benchmark: BenchmarkConfig = BenchmarkConfig()
+    export: ExportConfig = ExportConfig()
     waveglow: WaveGlowSection = WaveGlowSection()
     tacotron2: Tacotron2SectionConfig = Tacotron2SectionConfig()
     cluster: ClusterConfig = ClusterConfig()

@@ -94,6 +94,24 @@ class BenchmarkConfig(StrictModel):
     gpus: int = Field(1, ge=0, le=1, description="1 = time on the first visible GPU (CPU if none); 0 = CPU.")
 
 
+class ExportConfig(StrictModel):
+    """The voice exported for serving (export_voice): ONNX and TorchScript files of FastPitch and the
+    vocoder of inference.vocoder, checked against the eager models before the voice card is written."""
+
+    formats: list[Literal["onnx", "torchscript"]] = Field(
+        ["onnx", "torchscript"], min_length=1, description="What to write: ONNX (ONNX Runtime) and/or TorchScript."
+    )
+    opset: int = Field(17, ge=14, le=20, description="ONNX opset (14 at least: fused attention; 20: PyTorch's most).")
+    n_texts: int = Field(
+        16, ge=1, description="Validation texts the exports are checked on, alone and in padded batches."
+    )
+    batch_size: int = Field(4, ge=2, description="Items of the padded batches checked.")
+    mel_tolerance: float = Field(
+        1e-4, gt=0, description="Largest absolute difference of an exported FastPitch's mel from the eager one."
+    )
+    min_snr_db: float = Field(60.0, description="Least SNR of an exported vocoder's audio against the eager audio.")
+
+
 # --------------------------------------------------------------------------------------------------
 # tracking
 # --------------------------------------------------------------------------------------------------

@@ -153,6 +153,16 @@ class Paths:
         """A page or figure of the HTML report (``report_pages`` writes them)."""
         return str(Path(self.report_dir) / name)
 
+    # the exported voice (export_voice): model files named by kind and format, the checks, the card
+    @property
+    def export_dir(self) -> str:
+        return str(self.experiment / "export")
+
+    def export_file(self, name: str) -> str:
+        """A file of the export folder: ``fastpitch.onnx``, ``hifigan.ts``, ``verification.json``, ``voice.json``
+        (written last by ``export_voice``)."""
+        return str(Path(self.export_dir) / name)
+
     # WaveGlow, the optional second vocoder (FastPitch 1.0's path)
     @property
     def waveglow_model(self) -> str:

@@ -15,12 +15,14 @@ from typing import Any
 from tts_pipeline import stage_table
 from tts_pipeline.config import check_folders, parse_config
 from tts_pipeline.config.model_kinds import (
+    PIPELINE_ACOUSTIC_MODEL,
     PIPELINE_VOCODER,
     VocoderKind,
     pretrained_file,
     vocoder_kind,
     vocoders_in_use,
 )
+from tts_pipeline.export.voice_card import VERIFICATION, VOICE_CARD, model_file_name
 from tts_pipeline.workflow import cluster, parent_run
 from tts_pipeline.workflow.code_hash import code_hash
 from tts_pipeline.workflow.paths import Paths
@@ -84,6 +86,8 @@ class Pipeline:
         if self.config.hifigan.checkpoint is None:
             targets.append(self.paths.hifigan_metrics)
         targets.append(self.paths.report_page("audio"))
+        if self.voice_is_exportable():
+            targets.append(self.paths.export_file(VOICE_CARD))
         return targets
 
     # pretrained shortcut: a checkpoint path in the config stands in for the training rule's output,
@@ -177,6 +181,24 @@ class Pipeline:
     def synthesis_vocoder(self) -> str:
         """The model file of the vocoder ``synthesize`` reads: ``inference.vocoder``'s kind."""
         return self.vocoder_model(vocoder_kind(self.config.inference.vocoder))
+
+    def voice_is_exportable(self) -> bool:
+        """Whether ``export_voice`` can export the voice synthesis speaks with: the kind of ``inference.vocoder``
+        has an export module (WaveGlow has none yet; the DAG then ends without the export)."""
+        return vocoder_kind(self.config.inference.vocoder).export is not None
+
+    def export_outputs(self) -> dict[str, str]:
+        """What ``export_voice`` writes: ``<role>_<format>`` model files named by kind and format,
+        ``verification.json`` and ``voice.json`` (written last)."""
+        kinds = {"acoustic_model": PIPELINE_ACOUSTIC_MODEL, "vocoder": self.config.inference.vocoder}
+        outputs = {
+            f"{role}_{fmt}": self.paths.export_file(model_file_name(kind, fmt))
+            for role, kind in kinds.items()
+            for fmt in self.config.export.formats
+        }
+        outputs["verification"] = self.paths.export_file(VERIFICATION)
+        outputs["voice"] = self.paths.export_file(VOICE_CARD)
+        return outputs
 
     def durations_batch_size(self) -> int:
         """Utterances per forward pass of the durations stage (``tacotron2.durations_batch_size`` for

@@ -101,12 +101,13 @@ class FastPitchInference(NamedTuple):
 # --------------------------------------------------------------------------------------------------
 
 
-def pace_durations(durations: torch.Tensor, pace: float = 1.0) -> torch.Tensor:
+def pace_durations(durations: torch.Tensor, pace: float | torch.Tensor = 1.0) -> torch.Tensor:
     """Frames per token at a pace: ``floor(d / pace + 0.5)`` as int64, negatives to 0.
 
-    ``pace`` 2.0 speaks twice as fast (half the frames), 0.5 half as fast.
+    ``pace`` 2.0 speaks twice as fast (half the frames), 0.5 half as fast; a ``(B, 1)`` tensor paces
+    each item (the exported graph's input, checked by whoever feeds it).
     """
-    if pace <= 0:
+    if not isinstance(pace, torch.Tensor) and pace <= 0:
         raise ValueError(f"pace: expected > 0, got {pace}")
     return torch.floor(durations.float() / pace + 0.5).long().clamp_min(0)
 
@@ -133,10 +134,19 @@ def length_regulate(
     repeats = pace_durations(durations, pace)
     ends = repeats.cumsum(1)  # (B, L): one past each token's last frame
     lengths = ends[:, -1]
-    n_frames = mel_max_len if mel_max_len is not None else max(int(lengths.max()), 1)
-    frames = torch.arange(n_frames, device=encoded.device).expand(encoded.shape[0], -1).contiguous()
-    # The token of frame t is the first whose end is past t; zero-length tokens are skipped.
-    token = torch.searchsorted(ends, frames, right=True).clamp_max(encoded.shape[1] - 1)
+    if mel_max_len is None and torch.jit.is_tracing():
+        # An exported graph (tts_pipeline.export): the frame count stays a tensor, so the graph serves
+        # any length, and ONNX has no searchsorted, so each frame's token is the number of token ends at
+        # or before it: the same integers, at (B, T, L) comparisons.
+        n_frames: int | torch.Tensor = lengths.max().clamp_min(1)
+        frames = torch.arange(n_frames, device=encoded.device).expand(encoded.shape[0], -1)
+        token = (ends.unsqueeze(1) <= frames.unsqueeze(2)).sum(2)
+    else:
+        n_frames = mel_max_len if mel_max_len is not None else max(int(lengths.max()), 1)
+        frames = torch.arange(n_frames, device=encoded.device).expand(encoded.shape[0], -1).contiguous()
+        # The token of frame t is the first whose end is past t; zero-length tokens are skipped.
+        token = torch.searchsorted(ends, frames, right=True)
+    token = token.clamp_max(encoded.shape[1] - 1)
     lengths = lengths.clamp_max(n_frames)
     valid = (frames < lengths[:, None]).unsqueeze(2).to(encoded.dtype)
     regulated = torch.gather(encoded, 1, token.unsqueeze(2).expand(-1, -1, encoded.shape[2]))
@@ -252,7 +262,7 @@ class FastPitch(nn.Module):
         tokens: torch.Tensor,
         token_lengths: torch.Tensor,
         *,
-        pace: float = 1.0,
+        pace: float | torch.Tensor = 1.0,
         pitch_transform: PitchTransform | None = None,
         durations: torch.Tensor | None = None,
         pitch: torch.Tensor | None = None,
@@ -263,7 +273,8 @@ class FastPitch(nn.Module):
         Args:
             tokens: ``(B, L)`` int64 symbol ids, 0 = padding.
             token_lengths: ``(B,)`` real tokens per item.
-            pace: Speaking-rate factor: frames = ``floor(d / pace + 0.5)``.
+            pace: Speaking-rate factor: frames = ``floor(d / pace + 0.5)``; a ``(B, 1)`` tensor paces each item
+                (the exported graph, :mod:`tts_pipeline.export.fastpitch_graph`).
             pitch_transform: Applied to the pitch that conditions the decoder, predicted or given
                 (NVIDIA drops the transform when a pitch is given).
             durations: ``(B, L)`` frames per token to use instead of the predicted ones (not clamped;

@@ -227,5 +227,11 @@ class FFTransformer(nn.Module):
 
 
 def padding_mask(mask: torch.Tensor) -> torch.Tensor | None:
-    """``mask`` if some position is padding, else None (the layers then skip their masking)."""
+    """``mask`` if some position is padding, else None (the layers then skip their masking).
+
+    While tracing (the ONNX and TorchScript exports, :mod:`tts_pipeline.export`) always ``mask``: a
+    traced graph keeps the branch its example took, and it must serve padded batches too.
+    """
+    if torch.jit.is_tracing():
+        return mask
     return None if bool(mask.all()) else mask
