@@ -38,7 +38,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml tools/install-torch
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	TORCH_VERSION=$(TORCH_VERSION) TORCH_INDEX=$(TORCH_INDEX) tools/install-torch $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,serve]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -56,7 +56,7 @@ test: $(STAMP)
 
 test-browser: $(STAMP)
 	tools/install-chromium
-	$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,browser]'
+	$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,serve,browser]'
 	$(BIN)/pytest -m browser tests/browser $(PYTEST_ARGS)
 
 # The tests skip (with the reason) where tools/slurm-local cannot start Slurm.

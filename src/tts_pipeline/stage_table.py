@@ -146,6 +146,8 @@ COMMANDS: dict[str, str] = {
     "bench-inference": _TOOLS + "bench_inference",
     "bench-fastpitch": _TOOLS + "bench_fastpitch",
     "bench-intelligibility": _TOOLS + "bench_intelligibility",
+    "bench-engines": _TOOLS + "bench_engines",
+    "serve": _TOOLS + "serve",
 }
 
 BY_RULE: dict[str, Stage] = {stage.rule: stage for stage in STAGES}

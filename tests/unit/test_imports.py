@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models",),
     ("features", "inference", "training"),  # what runs the models
     ("benchmark", "export"),  # measuring the models; exporting them for serving
-    ("report",),  # results shown in the HTML report
+    ("report", "serving"),  # results shown in the HTML report; the exported voice served
     ("stages",),  # the workflow's steps
     ("workflow",),  # what the Snakefile calls to run them
     ("commands",),

@@ -2,7 +2,8 @@
 format, check every file against the eager models, and describe the voice.
 
 Writes into ``out_dir``: ``<kind>.onnx`` and ``<kind>.ts`` of the acoustic model and of the vocoder
-(:func:`tts_pipeline.export.voice_card.model_file_name`), ``verification.json`` (every figure, input by
+(:func:`tts_pipeline.export.voice_card.model_file_name`), their model files as ``<kind>.pt`` (the
+speech server's PyTorch engine), ``verification.json`` (every figure, input by
 input; written before the verdict, so that a failed check leaves it to read) and, last and only when
 every check passed, ``voice.json``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,8 +38,8 @@ from tts_pipeline.export.onnx_file import write_onnx
 from tts_pipeline.export.runtime import OnnxModel
 from tts_pipeline.export.torchscript import TorchScriptModel, write_torchscript
 from tts_pipeline.export.verify import Check, Limits, require_passed, summary
-from tts_pipeline.export.voice_card import VERIFICATION, VOICE_CARD, build_card, model_file_name
-from tts_pipeline.files import write_json
+from tts_pipeline.export.voice_card import PYTORCH, VERIFICATION, VOICE_CARD, build_card, model_file_name
+from tts_pipeline.files import atomic_path, write_json
 from tts_pipeline.inference import SynthesisOptions, Synthesizer, read_phrases
 
 log = logging.getLogger(__name__)
@@ -126,6 +128,9 @@ def export_voice(request: ExportRequest) -> ExportResult:
         for role, model in models.items()
         for fmt in request.formats
     }
+    origins = {ACOUSTIC: request.acoustic_model, VOCODER: request.vocoder}
+    for role, model in models.items():
+        files[f"{role}_{PYTORCH}"] = _copy(origins[role], request.out_dir / model_file_name(model.kind.name, PYTORCH))
     exported = time.perf_counter()
     cases = _cases(synth, request)
     checks = _check(synth, models, files, cases, request)
@@ -166,6 +171,13 @@ def _write(fmt: str, model: _Model, out_dir: Path, opset: int) -> Path:
         time.perf_counter() - started,
     )
     return path
+
+
+def _copy(source: Path, target: Path) -> Path:
+    """The model file ``source`` as ``target``, byte for byte (the PyTorch engine's input), atomically."""
+    with atomic_path(target) as tmp:
+        shutil.copyfile(source, tmp)
+    return target
 
 
 def _cases(synth: Synthesizer, request: ExportRequest) -> list[Case]:
@@ -222,7 +234,7 @@ def _card(
         role: {
             "kind": model.kind.name,
             "label": model.kind.label,
-            "files": {fmt: files[f"{role}_{fmt}"].name for fmt in request.formats},
+            "files": {fmt: files[f"{role}_{fmt}"].name for fmt in [*request.formats, PYTORCH]},
             **model.graph.signature(),
         }
         for role, model in models.items()
@@ -239,6 +251,7 @@ def _card(
         },
         audio=synth.audio.model_dump(mode="json"),
         controls=dataclasses.asdict(Controls.from_inference(request.inference.model_dump())),
+        synthesis=_synthesis(request),
         source={
             **request.source,
             "models": {role: {"path": str(path), "sha256": sha256_of(path)} for role, path in origins.items()},
@@ -246,6 +259,13 @@ def _card(
         export={"opset": request.opset, "torch": torch.__version__, "verification": VERIFICATION},
         extra={key: value for model in models.values() for key, value in model.graph.card.items()},
     )
+
+
+def _synthesis(request: ExportRequest) -> dict[str, Any]:
+    """The card's ``synthesis`` section: the post-processing ``synthesize`` applies with this config."""
+    options = SynthesisOptions.from_config(request.inference)
+    keys = ("denoising_strength", "fade_out_frames", "pause_seconds", "max_piece_symbols", "max_phrase_symbols")
+    return {key: getattr(options, key) for key in keys}
 
 
 def _verification(

@@ -4,13 +4,15 @@ A Piper-style description of the export folder, read without torch::
 
     {"format": "tts-pipeline-voice", "version": 1, "name": "demo",
      "acoustic_model": {"kind": "fastpitch", "label": "FastPitch", "step": 390,
-                        "files": {"onnx": "fastpitch.onnx", "torchscript": "fastpitch.ts"},
+                        "files": {"onnx": "fastpitch.onnx", "torchscript": "fastpitch.ts", "pytorch": "fastpitch.pt"},
                         "inputs": [...], "outputs": [...]},
      "vocoder": {... "kind": "hifigan", "files": {"onnx": "hifigan.onnx", ...}},
      "text": {"cleaners": ..., "symbols_kind": "characters", "symbol_set": ..., "symbols": [...], "padding_id": 0},
      "audio": {"sampling_rate": 22050, "hop_length": 256, ...},   # the config's audio section
      "pitch": {"mean": Hz, "std": Hz},
      "controls": {"pace": 1.0, "pitch_shift_hz": 0.0, "pitch_scale": 1.0},   # synthesize's settings
+     "synthesis": {"denoising_strength": 0.01, "fade_out_frames": 10, "pause_seconds": 0.2,
+                   "max_piece_symbols": 200, "max_phrase_symbols": 5000},   # synthesize's post-processing
      "source": {"experiment": ..., "git_commit": ..., "run_id": ..., "workflow_run_id": ..., "models": {...}},
      "export": {"opset": 17, "torch": ..., "verification": "verification.json"}}
 
@@ -28,8 +30,10 @@ from tts_pipeline.errors import UserError
 
 VOICE_CARD = "voice.json"
 VERIFICATION = "verification.json"
-# export format -> the suffix of its files, named after the model's kind: fastpitch.onnx, hifigan.ts
-SUFFIXES = {"onnx": ".onnx", "torchscript": ".ts"}
+# format -> the suffix of its files, named after the model's kind: fastpitch.onnx, hifigan.ts. "pytorch" is
+# the pipeline's own model file, copied as it is: what the speech server's PyTorch engine loads.
+SUFFIXES = {"onnx": ".onnx", "torchscript": ".ts", "pytorch": ".pt"}
+PYTORCH = "pytorch"
 CARD_FORMAT = "tts-pipeline-voice"
 CARD_VERSION = 1
 ROLES = ("acoustic_model", "vocoder")
@@ -56,6 +60,7 @@ def build_card(
     text: Mapping[str, Any],
     audio: Mapping[str, Any],
     controls: Mapping[str, float],
+    synthesis: Mapping[str, Any],
     source: Mapping[str, Any],
     export: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
@@ -68,6 +73,8 @@ def build_card(
         text: The front end: cleaners, symbols_kind, symbol_set, symbols (the table; id = index).
         audio: The audio settings the models were trained for.
         controls: The acoustic graph's default controls (synthesize's).
+        synthesis: What synthesize does around the models (denoiser strength, fade-out, pieces and pauses),
+            for a server to do the same.
         source: Where the voice came from: experiment, git commit, MLflow run ids, model files.
         extra: Sections the models add (FastPitch's ``pitch`` statistics).
         export: Opset, library versions, the verification file.
@@ -78,7 +85,8 @@ def build_card(
     card: dict[str, Any] = {"format": CARD_FORMAT, "version": CARD_VERSION, "name": name}
     card.update({role: dict(models[role]) for role in ROLES})
     card["text"] = {**text, "padding_id": 0}
-    card.update(audio=dict(audio), **dict(extra or {}), controls=dict(controls), source=dict(source))
+    card.update(audio=dict(audio), **dict(extra or {}), controls=dict(controls), synthesis=dict(synthesis))
+    card["source"] = dict(source)
     card["export"] = dict(export)
     return card
 

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> None:
         run_log.log_artifact(result.files["voice"])
         if _log_models():
             for key, path in result.files.items():
-                if key not in ("verification", "voice"):
+                # the graphs; the .pt copies are the training runs' models, logged there already
+                if key not in ("verification", "voice") and not key.endswith("_pytorch"):
                     run_log.log_artifact(path, "export")
         log.info(
             "export_voice: %s in %s; export %.1f s, verification %.1f s",

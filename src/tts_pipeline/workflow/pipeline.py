@@ -22,7 +22,7 @@ from tts_pipeline.config.model_kinds import (
     vocoder_kind,
     vocoders_in_use,
 )
-from tts_pipeline.export.voice_card import VERIFICATION, VOICE_CARD, model_file_name
+from tts_pipeline.export.voice_card import PYTORCH, VERIFICATION, VOICE_CARD, model_file_name
 from tts_pipeline.workflow import cluster, parent_run
 from tts_pipeline.workflow.code_hash import code_hash
 from tts_pipeline.workflow.paths import Paths
@@ -188,13 +188,13 @@ class Pipeline:
         return vocoder_kind(self.config.inference.vocoder).export is not None
 
     def export_outputs(self) -> dict[str, str]:
-        """What ``export_voice`` writes: ``<role>_<format>`` model files named by kind and format,
-        ``verification.json`` and ``voice.json`` (written last)."""
+        """What ``export_voice`` writes: ``<role>_<format>`` model files named by kind and format (the
+        graphs of ``export.formats`` and the ``pytorch`` model files), ``verification.json`` and ``voice.json`` (written last)."""
         kinds = {"acoustic_model": PIPELINE_ACOUSTIC_MODEL, "vocoder": self.config.inference.vocoder}
         outputs = {
             f"{role}_{fmt}": self.paths.export_file(model_file_name(kind, fmt))
             for role, kind in kinds.items()
-            for fmt in self.config.export.formats
+            for fmt in [*self.config.export.formats, PYTORCH]
         }
         outputs["verification"] = self.paths.export_file(VERIFICATION)
         outputs["voice"] = self.paths.export_file(VOICE_CARD)
