@@ -110,6 +110,29 @@ class ExportConfig(StrictModel):
         1e-4, gt=0, description="Largest absolute difference of an exported FastPitch's mel from the eager one."
     )
     min_snr_db: float = Field(60.0, description="Least SNR of an exported vocoder's audio against the eager audio.")
+    # not "register": pydantic models inherit ABCMeta.register, which a field of that name would shadow
+    register_voice: bool = Field(
+        True,
+        description="Under tracking: log the ONNX voice as an MLflow model (text in, WAV out) in the export's run "
+        "and register it in the Model Registry under the experiment's name, a new version only when the voice "
+        "changed.",
+    )
+    registry_alias: str = Field(
+        "champion",
+        pattern=r"^[A-Za-z0-9_-]+$",
+        max_length=255,
+        description="The alias set on the registered voice's version: models:/<experiment>@<alias> is what "
+        "`mlflow models serve -m` and `tts-pipeline serve` take. Letters, digits, _ and -; not latest nor "
+        "v<number> (MLflow's own).",
+    )
+
+    @field_validator("registry_alias")
+    @classmethod
+    def _not_reserved(cls, alias: str) -> str:
+        # MLflow refuses these as aliases (they already mean the newest and a numbered version)
+        if alias.lower() == "latest" or (alias[:1] in "vV" and alias[1:].isdigit()):
+            raise ValueError("reserved by MLflow (latest, v<number>); expected another name, e.g. champion")
+        return alias
 
 
 # --------------------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ Writes into ``--out-dir`` (R/export): ``<kind>.onnx`` / ``<kind>.ts`` per model,
 (every figure per input, and the seconds spent) and, last, only when every check passed,
 ``voice.json`` (:mod:`tts_pipeline.export.voice_card`). A mismatch fails the stage with an error naming
 the model, the format and the input. Under tracking, the worst figures are the run's metrics, and the
-files its artifacts (the model files unless ``tracking.log_models`` is off).
+files its artifacts (the model files unless ``tracking.log_models`` is off); with ``export.register_voice``
+the ONNX voice is also an MLflow model of the run, registered under the experiment's name with the alias
+``export.registry_alias`` (:mod:`tts_pipeline.serving.registry`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def run(args: argparse.Namespace) -> None:
     )
     tags = {"vocoder": request.inference.vocoder, "formats": ",".join(request.formats)}
     with tracked(STAGE, payload, dataset=name, tags=tags) as run_log:
+        # checked before the export: a name the registry refuses should not wait for the end
+        registry = _registry_name() if settings.register_voice and run_log.active else None
         request = _with_source(request, run_log.run_id)
         try:
             result = export_voice(request)
@@ -94,6 +98,55 @@ def run(args: argparse.Namespace) -> None:
             result.seconds["export"],
             result.seconds["verify"],
         )
+        if registry is not None:
+            _register(args.out_dir, registry, settings.registry_alias, run_log.run_id)
+
+
+def _registry_name() -> str:
+    """The registered model's name: the experiment's (UserError when the registry refuses it)."""
+    from tts_pipeline import tracking
+    from tts_pipeline.serving.registry import registry_name
+
+    settings = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment=""))
+    return registry_name(settings.experiment)
+
+
+def _register(out_dir: Path, name: str, alias: str, run_id: str | None) -> None:
+    """The exported voice as the registered MLflow model ``name`` (``export.register_voice``), ``alias`` on
+    its version (:func:`tts_pipeline.serving.registry.register_voice`).
+
+    Tracking is a side channel: a tracking server that does not answer is warned about once and the
+    export stands (rerun the stage once it is back to register the voice); any other error fails the stage.
+    """
+    from tts_pipeline import tracking
+    from tts_pipeline.serving.registry import register_voice, serve_command
+    from tts_pipeline.tracking.outages import brief_tries, describe, is_unreachable, server_answers
+
+    uri = tracking.settings_from_env(tracking.TrackingSettings(enabled=False, uri="", experiment="")).uri
+    try:
+        if not server_answers(uri):
+            raise ConnectionError(f"{uri}/health does not answer")
+        # a few seconds of retries, not MLflow's minutes: the export is done and should not stall on this
+        with brief_tries(small_request=False):
+            registered = register_voice(out_dir, name=name, alias=alias, run_id=run_id, tracking_uri=uri)
+    except Exception as error:
+        if not is_unreachable(error):
+            raise
+        log.warning(
+            "export_voice: MLflow tracking server %s is unreachable (%s): the voice is not registered as %r; "
+            "the export stands, rerun export_voice once the server is back to register it",
+            uri,
+            describe(error),
+            name,
+        )
+        return
+    log.info(
+        "export_voice: registered model %r version %s, alias %r; serve it with: %s",
+        registered.name,
+        registered.version,
+        alias,
+        serve_command(registered.uri),
+    )
 
 
 def _with_source(request: ExportRequest, run_id: str | None) -> ExportRequest:
