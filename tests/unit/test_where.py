@@ -32,13 +32,22 @@ def config(tmp_path):
 
 def test_the_printed_commands_survive_a_paste_into_a_shell(tmp_path, config, capsys):
     cli.main(["where", "--config", str(config)])
-    lines = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in capsys.readouterr().out.splitlines()}
+    printed = capsys.readouterr().out.splitlines()
+    lines = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in printed if not line.startswith(" ")}
     report = str(tmp_path / HOSTILE / "results" / "demo" / "report.html")
     command = lines["report"].split("   (", 1)[1].removesuffix(")")
     assert shlex.split(command) == ["snakemake", "--report", report, "--configfile", str(config)]
     ui = lines["MLflow UI"].split("   (or make mlflow-ui)")[0]
     database = str(tmp_path / HOSTILE / "results" / "mlflow.db")
     assert shlex.split(ui) == ["mlflow", "ui", "--backend-store-uri", f"sqlite:///{database}"]
+    serve = lines["serve"].split("   then open")[0]
+    assert shlex.split(serve) == ["tts-pipeline", "serve", str(tmp_path / HOSTILE / "results" / "demo" / "export")]
+    assert lines["registered"].startswith("models:/demo@champion")
+    mlflow_serve = printed[printed.index(next(line for line in printed if line.startswith("registered:"))) + 1]
+    assert shlex.split(mlflow_serve) == [
+        f"MLFLOW_TRACKING_URI=sqlite:///{database}", "mlflow", "models", "serve", "-m", "models:/demo@champion",
+        "--env-manager", "local", "--port", "5001",
+    ]  # fmt: skip
 
     cli.main(["where", "--config", str(config), "--report-path"])
     assert capsys.readouterr().out == report + "\n"
