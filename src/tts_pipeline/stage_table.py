@@ -148,6 +148,7 @@ COMMANDS: dict[str, str] = {
     "bench-intelligibility": _TOOLS + "bench_intelligibility",
     "bench-engines": _TOOLS + "bench_engines",
     "serve": _TOOLS + "serve",
+    "bench-serve": _TOOLS + "bench_serve",
 }
 
 BY_RULE: dict[str, Stage] = {stage.rule: stage for stage in STAGES}

@@ -22,11 +22,12 @@ Real-time figures, for calls that each synthesise a batch of utterances:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from tts_pipeline.benchmark.timing import LatencySamples
+if TYPE_CHECKING:  # a type only: the percentiles stay importable without torch (the speech server's load test)
+    from tts_pipeline.benchmark.timing import LatencySamples
 
 PERCENTILES = (50, 90, 95, 99)
 """The latency percentiles reported (``p50`` ... ``p99``)."""
