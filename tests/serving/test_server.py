@@ -44,6 +44,8 @@ def speaker(voice):
 
 def start_server(voice, log, *options: str) -> ServerProcess:
     """``tts-pipeline serve voice *options`` on a free port, once ``/healthz`` answers."""
+    if "--engine" not in options:  # the default, auto, would time both engines first
+        options = ("--engine", "onnx", *options)
     server = ServerProcess.start(voice, options, log)
     try:
         server.wait_ready(60)

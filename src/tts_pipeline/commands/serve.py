@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         choices=ENGINES,
-        default="onnx",
-        help="onnx (default: ONNX Runtime, no torch), torch, or auto (time both here, keep the faster)",
+        default="auto",
+        help="auto (default: both timed once on this machine, the faster kept and cached; ONNX alone where the "
+        "folder holds no .pt files), onnx (ONNX Runtime, no torch) or torch",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
