@@ -61,7 +61,7 @@ def registry_name(experiment: str) -> str:
         raise UserError(
             f"experiment {experiment!r}: the MLflow Model Registry names the voice after the experiment and "
             f"refuses {' and '.join(repr(char) for char in bad) or 'an empty name'}; rename the experiment "
-            "or set export.register: false"
+            "or set export.register_voice: false"
         )
     return experiment
 
