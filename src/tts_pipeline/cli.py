@@ -13,6 +13,7 @@ import importlib
 import logging
 import sys
 
+from tts_pipeline import failure
 from tts_pipeline.stage_table import command_modules, old_command_names
 
 # command name -> module; the module's docstring first line is the command's help.
@@ -62,12 +63,24 @@ def main(argv: list[str] | None = None) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    # Library errors that are the user's to fix (bad config, bad input) end with a clear message,
-    # not a traceback; anything else is a bug and keeps its traceback.
+    # Library errors that are the user's to fix (bad config, bad input, a full disk) end with a clear
+    # message, not a traceback; anything else is a bug and keeps its traceback.
     from tts_pipeline.errors import UserError
+    from tts_pipeline.full_disk import full_disk_message
+    from tts_pipeline.stop_request import StopRequested
 
     try:
         args._module.run(args)
+    except StopRequested as stop:
+        failure.report(f"tts-pipeline {args.command}: {stop}; run the same command again to resume from it")
+        sys.exit(130)  # as a shell reports a process ended by Ctrl-C
     except UserError as error:
-        print(f"tts-pipeline {args.command}: error: {error}", file=sys.stderr)
+        failure.report(f"tts-pipeline {args.command}: error: {error}")
         sys.exit(2)
+    except Exception as error:
+        message = full_disk_message(error, failure.written_paths(args))
+        if message is not None:
+            failure.report(f"tts-pipeline {args.command}: error: {message}")
+            sys.exit(1)
+        failure.report(f"tts-pipeline {args.command}: failed: {type(error).__name__}: {error}", terminal_only=True)
+        raise

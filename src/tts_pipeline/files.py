@@ -144,3 +144,16 @@ def save_npy(path: str | Path, array: np.ndarray, *, fsync: bool = True) -> None
 def sync() -> None:
     """Flush every written file to disk (after a batch of ``fsync=False`` writes)."""
     os.sync()
+
+
+CACHE_ENV = "TTS_PIPELINE_CACHE"
+"""Overrides :func:`user_cache_dir`."""
+
+
+def user_cache_dir() -> Path:
+    """This user's cache folder for what the package measures or downloads once per machine (engine and
+    precision choices, registered voices): ``$TTS_PIPELINE_CACHE``, else ``$XDG_CACHE_HOME/tts-pipeline``
+    (``~/.cache/tts-pipeline``). It need not exist."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tts-pipeline"

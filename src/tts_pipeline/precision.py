@@ -5,13 +5,18 @@ autocast context for forward passes and, for training, the gradient scaler that 
 values mean the same on both devices where the device can run them:
 
 - ``off``: float32.
-- ``bf16``: autocast to bfloat16 (no gradient scaling: bf16 has fp32's range). On a CPU this pays
-  only where the CPU multiplies bf16 natively (x86 AVX512-BF16 or AMX, Arm's BF16 extension);
-  elsewhere oneDNN emulates it and it runs slower than fp32, so it is honoured with a warning.
+- ``bf16``: autocast to bfloat16 (no gradient scaling: bf16 has fp32's range). On a CPU this can pay
+  only where the CPU multiplies bf16 natively (x86 AVX512-BF16 or AMX, Arm's BF16 extension), and not
+  on every such CPU; elsewhere oneDNN emulates it and it runs slower than fp32, so it is honoured with
+  a warning.
 - ``fp16``: autocast to float16 with gradient scaling, on CUDA. CPUs have no fast fp16 path in
   PyTorch's oneDNN kernels, so on a CPU it falls back to float32 with a log line.
-- ``auto`` (inference's default): bf16 on a CPU that runs it natively, float32 on any other CPU
-  and on CUDA (where the choice between fp16 and bf16 is the user's to make).
+- ``auto`` (inference's default): float32 on CUDA (where the choice between fp16 and bf16 is the
+  user's to make). On a CPU the synthesizer times the ways it can run each model and keeps the
+  fastest whose output stays close to float32's (:mod:`tts_pipeline.inference.auto_precision`): a
+  CPU that advertises bf16 instructions may still run bf16 slower than float32, so its flags only
+  decide which bf16 ways are tried. Here, without the models, ``auto`` resolves as the flags suggest
+  (bf16 where advertised), which the training-step benchmarks use.
 
 TF32 is a separate, process-wide switch (:func:`allow_tf32`): on GPUs of compute capability 8.0 or
 newer it lets float32 matrix products and convolutions run on tensor cores with a 10-bit mantissa
@@ -22,16 +27,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import logging
-import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import torch
 
+from tts_pipeline.cpu import cpu_flags
 from tts_pipeline.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -45,25 +48,17 @@ _AMP_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 _NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
 
 
-@functools.cache
 def cpu_bf16_instructions() -> tuple[str, ...]:
     """The bf16 instruction sets this machine's CPU reports (empty if none or unknown).
 
-    Read from ``/proc/cpuinfo`` (Linux); other systems report none, so ``auto`` keeps them on fp32.
+    Read from ``/proc/cpuinfo`` (Linux: x86 ``flags``, Arm ``Features``; :mod:`tts_pipeline.cpu`);
+    other systems report none, so ``auto`` tries no bf16 there.
     """
-    cpuinfo = Path("/proc/cpuinfo")
-    if platform.system() != "Linux" or not cpuinfo.is_file():
-        return ()
-    flags: set[str] = set()
-    for line in cpuinfo.read_text(errors="replace").splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):
-            flags.update(value.split())
-    return tuple(sorted(flags & _NATIVE_BF16_FLAGS))
+    return tuple(sorted(cpu_flags() & _NATIVE_BF16_FLAGS))
 
 
 def cpu_runs_bf16_natively() -> bool:
-    """True where bf16 autocast is faster than fp32 on this CPU (module docstring)."""
+    """True where the CPU advertises bf16 arithmetic (which need not make it faster: module docstring)."""
     return bool(cpu_bf16_instructions())
 
 
@@ -76,11 +71,14 @@ class Precision:
             (autocast, no scaling).
         device: The device the models run on.
         reason: Why this mode, in words (logged, and shown by the benchmark).
+        name: How logs and benchmarks name it when its dtype does not say all (the way ``auto`` chose
+            to run a model on a CPU: ``"fp32 fused"``, ``"bf16 held"``); empty: the dtype's name.
     """
 
     amp: AmpMode
     device: torch.device
     reason: str = ""
+    name: str = ""
 
     @property
     def dtype(self) -> torch.dtype:
@@ -89,8 +87,8 @@ class Precision:
 
     @property
     def label(self) -> str:
-        """``fp32``, ``fp16`` or ``bf16``: the name benchmarks and logs use."""
-        return "fp32" if self.amp == "off" else self.amp
+        """The name benchmarks and logs use: :attr:`name`, else ``fp32``, ``fp16`` or ``bf16``."""
+        return self.name or ("fp32" if self.amp == "off" else self.amp)
 
     def autocast(self) -> contextlib.AbstractContextManager[object]:
         """Autocast for forward passes and losses (a no-op context when AMP is off)."""
@@ -140,7 +138,7 @@ def _cpu_precision(amp: str, device: torch.device, key: str) -> Precision:
         return Precision("off", device, f"{key} fp16 is a CUDA mode; the {device.type} runs float32")
     if amp == "auto":
         if native:
-            return Precision("bf16", device, f"auto: the CPU multiplies bf16 natively ({', '.join(native)})")
+            return Precision("bf16", device, f"auto: the CPU advertises bf16 instructions ({', '.join(native)})")
         return Precision("off", device, "auto: the CPU has no native bf16 (no AVX512-BF16 / AMX / BF16), float32")
     if not native:
         log.warning("%s is 'bf16' but this CPU has no native bf16 (AVX512-BF16 / AMX): it runs emulated, slower", key)

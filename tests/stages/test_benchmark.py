@@ -24,7 +24,7 @@ from tts_pipeline.config import BenchmarkConfig, DemoCorpusConfig, InferenceConf
 from tts_pipeline.data.espeak import SynthRequest, VoiceSettings, synthesize_in_fresh_process
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import write_jsonl
-from tts_pipeline.inference import write_wav
+from tts_pipeline.inference import auto_precision, fastpitch_acoustic, hifigan_vocoder, write_wav
 from tts_pipeline.stages import benchmark as stage
 from tts_pipeline.stages import synthesize
 from tts_pipeline.text import normalize_text
@@ -242,6 +242,14 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
     assert report["settings"]["inference_precision"]["amp"] == "auto"
     assert "What `synthesize` runs (inference.amp = auto): " in markdown
+    # On a CPU auto chose each model's path by measurement; the report shows the figures it chose by.
+    # (A model with a single way to run on this CPU needs no measuring.)
+    kinds = (("FastPitch", fastpitch_acoustic), ("HiFi-GAN", hifigan_vocoder))
+    measured = [name for name, module in kinds if len(auto_precision.candidate_paths(module)) > 1]
+    auto = report["settings"]["inference_precision"]["auto"]
+    assert [choice["model"] for choice in auto] == measured
+    assert all(choice["paths"][0]["name"] == "fp32" for choice in auto)
+    assert all(f"- {name}: fp32 " in markdown for name in measured)
     for heading in ("## Inference speed", "NVIDIA's published figures", "### Vocoder mel L1", "### Faster precisions",
                     "### Synthesised sentences", "### Intelligibility", "### Pauses and noise floor",
                     "## Training throughput"):  # fmt: skip

@@ -73,7 +73,8 @@ def test_the_voice_is_exported_checked_and_described(files):
     assert figures["fastpitch_onnx_mel_max_abs_diff"] <= 1e-4 and figures["hifigan_onnx_snr_db_min"] >= 60
     assert figures["fastpitch_torchscript_mel_max_abs_diff"] <= 1e-4 and figures["hifigan_torchscript_snr_db_min"] >= 60
     card = json.loads((out / "voice.json").read_text())
-    assert card["name"] == "demo" and card["vocoder"]["files"] == {"onnx": "hifigan.onnx", "torchscript": "hifigan.ts", "pytorch": "hifigan.pt"}
+    assert card["name"] == "demo"
+    assert card["vocoder"]["files"] == {"onnx": "hifigan.onnx", "torchscript": "hifigan.ts", "pytorch": "hifigan.pt"}
     assert card["pitch"] == {"mean": 200.0, "std": 50.0} and card["audio"]["hop_length"] == 256
     assert card["text"]["symbols"][0] == "_" and card["source"]["git_commit"]
     assert card["source"]["models"]["vocoder"]["path"].endswith("hifigan/model.pt")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -141,6 +142,48 @@ def test_bad_inputs_are_reported(files):
     save_fastpitch_file(files / "fastpitch" / "model.pt", symbols_kind="textgrid")
     with pytest.raises(UserError, match="trained on TextGrid phone labels"):
         run_stage(files, section())
+
+
+def test_each_batch_is_written_before_the_next_runs_and_a_failure_leaves_no_manifest(files, monkeypatch):
+    from tts_pipeline.inference.synthesizer import Synthesizer
+
+    out, seen = files / "inference", []
+    run_batch = Synthesizer.run_batch
+
+    def counting(self, *args):
+        seen.append(len(list(out.glob("*.wav"))) if out.is_dir() else 0)
+        if len(seen) == 4:
+            raise RuntimeError("the third batch fails")
+        return run_batch(self, *args)
+
+    monkeypatch.setattr(Synthesizer, "run_batch", counting)
+    (files / "five.txt").write_text("".join(f"p{n}|Phrase number {n} is here.\n" for n in range(5)))
+    with pytest.raises(RuntimeError, match="the third batch fails"):
+        run_stage(files, section(), "--phrases", str(files / "five.txt"))
+    assert seen == [0, 0, 2, 4]  # warm-up, then batches of 2: each batch's WAVs are on disk before the next
+    assert len(list(out.glob("*.wav"))) == 4 and not (out / "manifest.jsonl").exists()
+
+
+def test_transliterated_lines_are_named_in_a_warning(files, caplog):
+    phrases = files / "scripts.txt"
+    phrases.write_text(
+        "plain|Hello there.\n"
+        "arabic|\u0645\u0631\u062d\u0628\u0627 friend.\n"
+        "chinese|\u4f60\u597d world.\n"
+        "marks|Hello \u200fthere\u200e.\n"
+        "accent|The caf\u00e9 is open.\n",
+        encoding="utf-8",
+    )
+    with caplog.at_level(logging.WARNING):
+        records = run_stage(files, section(), "--phrases", str(phrases))
+    assert len(records) == 5  # transliterated, and spoken
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    (warning,) = [message for message in warnings if "scripts.txt" in message]
+    assert "3 phrases of" in warning
+    assert f"{phrases}:2 'arabic' (Arabic; right-to-left) read as 'mrhb friend.'" in warning
+    assert f"{phrases}:3 'chinese' (CJK) read as" in warning
+    assert f"{phrases}:4 'marks' (2 bidi marks dropped)" in warning
+    assert ":1 " not in warning and ":5 " not in warning  # ASCII and accented Latin are not reported
 
 
 @pytest.mark.slow

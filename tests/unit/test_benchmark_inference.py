@@ -68,6 +68,16 @@ def test_fixed_durations_spread_the_frames_and_still_run_the_predictor():
     assert out.mel_lengths.tolist() == [50, sum(spread_frames(50, 7)[:3])] and calls == [1]
 
 
+def test_fixed_durations_start_over_past_their_positions():
+    # auto's probe sentence may be longer than the phrase the durations were spread over
+    model = tiny_fastpitch()
+    fixed = spread_frames(50, 7)
+    model.duration_predictor = FixedDurations(model.duration_predictor, torch.tensor(fixed))
+    with torch.inference_mode():
+        out = model.infer(torch.arange(5, 14)[None], torch.tensor([9]))
+    assert out.mel_lengths.tolist() == [50 + fixed[0] + fixed[1]]
+
+
 def test_random_hifigan_is_v1_without_weight_norm():
     generator = random_hifigan(AUDIO)
     assert generator.model_config()["upsample_initial_channel"] == HiFiGANConfig().upsample_initial_channel == 512

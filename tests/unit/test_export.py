@@ -23,9 +23,10 @@ from tts_pipeline.export.graphs import export_graph, names
 from tts_pipeline.export.onnx_file import write_onnx
 from tts_pipeline.export.runtime import OnnxModel, OnnxVoice
 from tts_pipeline.export.torchscript import TorchScriptModel, write_torchscript
-from tts_pipeline.export.verify import ExportMismatch, Limits, require_passed, snr_db
+from tts_pipeline.export.verify import ExportMismatch, Limits, require_passed
 from tts_pipeline.export.voice_card import build_card, read_card
 from tts_pipeline.models.fastpitch import PitchTransform, length_regulate
+from tts_pipeline.snr import snr_db
 
 from ..inference_models import tiny_models
 
@@ -217,6 +218,7 @@ def test_a_voice_exported_without_onnx_is_refused_by_the_onnx_runtime_runner(tmp
         name="v", models={"acoustic_model": model, "vocoder": model}, source={"git_commit": "abc"}, export={},
         text={"cleaners": "c", "symbols_kind": "characters", "symbol_set": "s", "symbols": ["_"]},
         audio={"sampling_rate": 22050, "hop_length": 256, "n_mel_channels": 80}, controls=Controls().__dict__,
+        synthesis={},
     )  # fmt: skip
     (tmp_path / "voice.json").write_text(json.dumps(card))
     assert read_card(tmp_path)["name"] == "v"

@@ -28,12 +28,14 @@ ROOT_PART = "__init__"  # the package's own __init__.py, which Python runs befor
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     (ROOT_PART,),
-    ("errors", "files", "stage_table", "timers"),  # import nothing of the package
-    ("alignment", "devices", "plots", "precision", "text"),  # helpers on those
+    # import nothing of the package
+    ("cpu", "errors", "failure", "files", "interleaved", "sizes", "snr", "stage_table", "stop_request", "timers"),
+    ("alignment", "devices", "full_disk", "plots", "precision", "text"),  # helpers on those
     ("config",),
     ("audio", "data", "tracking"),  # what reads the config
     ("models",),
     ("features", "inference", "training"),  # what runs the models
+    ("preflight",),  # settings checked against the data, memory and time they imply
     ("benchmark", "export"),  # measuring the models; exporting them for serving
     ("report", "serving"),  # results shown in the HTML report; the exported voice served
     ("stages",),  # the workflow's steps

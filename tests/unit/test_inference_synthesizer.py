@@ -157,3 +157,23 @@ def test_models_that_cannot_read_text_are_refused_clearly():
     no_cleaners = TextSettings.from_dict({**text_settings().as_dict(), "cleaners": None})
     with pytest.raises(UserError, match="does not record its text cleaners"):
         TextEncoder.from_settings(no_cleaners, "fp.pt")
+
+
+def test_streaming_yields_each_text_as_its_batch_is_done_and_equals_synthesis_of_the_whole(models):
+    synth = synthesizer(models, batch_size=2, max_piece_symbols=40)
+    pieces = [synth.encode_pieces(text) for text in TEXTS]
+    assert max(len(p) for p in pieces) > 1  # a text in pieces, joined when its last piece is done
+    whole = synth.synthesize_pieces(pieces)
+    calls = []
+    run_batch = synth.run_batch
+    synth.run_batch = lambda *args: calls.append(1) or run_batch(*args)
+    stream = synth.stream_pieces(pieces, window=2)  # two texts a window: three windows
+    first = next(stream)
+    assert len(calls) <= 2, "the first text came before the rest was synthesised"
+    streamed = sorted([first, *stream], key=lambda utterance: utterance.index)
+    assert [u.index for u in streamed] == list(range(len(TEXTS)))
+    windows = [[u.batch for u in streamed[start : start + 2]] for start in (0, 2, 4)]
+    assert max(windows[0]) < min(windows[1]) <= max(windows[1]) < min(windows[2])  # numbered on across windows
+    for alone, windowed in zip(whole, streamed, strict=True):
+        assert windowed.n_pieces == alone.n_pieces and windowed.n_frames == alone.n_frames
+        np.testing.assert_allclose(windowed.audio, alone.audio, atol=1e-4, rtol=0)

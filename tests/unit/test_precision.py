@@ -39,7 +39,7 @@ def test_auto_picks_bf16_only_on_a_cpu_that_runs_it_natively(cpu_flags, caplog):
     with caplog.at_level(logging.INFO):
         native = resolve_precision("auto", torch.device("cpu"), key="inference.amp")
     assert (native.amp, native.label, native.dtype) == ("bf16", "bf16", torch.bfloat16)
-    assert "inference.amp: bf16 on cpu (auto: the CPU multiplies bf16 natively (avx512_bf16))" in caplog.text
+    assert "inference.amp: bf16 on cpu (auto: the CPU advertises bf16 instructions (avx512_bf16))" in caplog.text
     cpu_flags()
     plain = resolve_precision("auto", torch.device("cpu"), key="inference.amp")
     assert (plain.amp, plain.label, plain.dtype) == ("off", "fp32", torch.float32) and "no native bf16" in plain.reason

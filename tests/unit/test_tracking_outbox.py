@@ -386,3 +386,16 @@ def test_the_workflows_end_hook_warns_instead_of_raising(monkeypatch, caplog, tm
     parent_run.close_parent_run(config, Paths(config), {}, "FAILED")
     [warning] = _warnings(caplog)
     assert "could not end the workflow's MLflow run FAILED: RuntimeError: the store is read-only" in warning
+
+
+def test_a_job_under_the_workflow_shows_the_outage_on_the_terminal_once(setup, capsys, monkeypatch) -> None:
+    from tts_pipeline import failure
+
+    monkeypatch.setattr(failure, "_stderr_file", lambda: "results/demo/logs/train_hifigan.log")  # as under Snakemake
+    store, box, clock, _ = setup
+    store.away = True
+    for step in range(3):
+        clock.now += 1
+        box.log_metrics("run", [_metric(step)])
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 1 and printed[0].startswith("WARNING: MLflow tracking server http://tracker:5000")

@@ -338,7 +338,8 @@ def test_the_voice_is_exported_and_matches_the_eager_models(demo_run):
     workdir, _ = demo_run
     export = workdir / HOSTILE / "results/demo/export"
     assert sorted(path.name for path in export.iterdir()) == [
-        "fastpitch.onnx", "fastpitch.ts", "hifigan.onnx", "hifigan.ts", "verification.json", "voice.json",
+        "fastpitch.onnx", "fastpitch.pt", "fastpitch.ts", "hifigan.onnx", "hifigan.pt", "hifigan.ts",
+        "verification.json", "voice.json",
     ]  # fmt: skip
     verification = json.loads((export / "verification.json").read_text())
     assert verification["passed"] and len(verification["inputs"]) == 3 + 1 + 1  # 3 val texts, a batch, controls

@@ -21,6 +21,7 @@ from tts_pipeline.benchmark.report import (
     component_columns,
     render_table,
 )
+from tts_pipeline.inference.precision_choice import FASTER_BY, MIN_SNR_DB, PathChoice
 
 SPEED_COLUMNS: tuple[Column, ...] = (
     *(Column(c.header, "precision_label") if c.key == "precision" else c for c in BENCHMARK_COLUMNS),
@@ -132,6 +133,15 @@ def _speed_section(report: Mapping[str, Any]) -> list[str]:
             f"What `synthesize` runs (inference.amp = {chosen['amp']}): {chosen['precision']} ({chosen['reason']}).",
             "",
         ]
+        choices = [PathChoice.from_dict(record, cached=record["cached"]) for record in chosen.get("auto", [])]
+        if choices:
+            lines += [
+                "`auto` chose by these figures (median seconds per call on a short probe; SNR of the output "
+                f"against plain fp32, at least {MIN_SNR_DB:g} dB; at most {FASTER_BY:g} x plain fp32's time):",
+                "",
+                *(f"- {choice.describe()}" for choice in choices),
+                "",
+            ]
     if speed["rows"]:
         lines += [render_table(speed["rows"], SPEED_COLUMNS), LATENCY_NOTES, ""]
         per_model = component_columns(COMPONENTS, HIFIGAN_NAMES)
@@ -297,9 +307,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         "",
     ]
     others = other_vocoders.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES)
-    return "\n".join(
-        [*header, *_speed_section(report), *others, *_quality_section(report), *_training_section(report)]
-    )
+    return "\n".join([*header, *_speed_section(report), *others, *_quality_section(report), *_training_section(report)])
 
 
 def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:

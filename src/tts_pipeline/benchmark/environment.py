@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import platform
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# The CPU model (Linux ``/proc/cpuinfo``), else what platform knows: named here for the benchmark's commands.
+from tts_pipeline.cpu import cpu_model_name as cpu_name
 
 if TYPE_CHECKING:
     import torch
@@ -41,18 +43,7 @@ def command_environment(device: torch.device, precision: str, tf32: str) -> dict
 
 
 def device_name(device: torch.device) -> str:
-    """The GPU's name for a CUDA device, else the CPU model (:func:`cpu_name`)."""
+    """The GPU's name for a CUDA device, else the CPU model (:func:`tts_pipeline.cpu.cpu_model_name`)."""
     import torch
 
     return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
-
-
-def cpu_name() -> str:
-    """The CPU model (Linux ``/proc/cpuinfo``), else what :mod:`platform` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "CPU"

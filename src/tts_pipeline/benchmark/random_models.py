@@ -31,7 +31,8 @@ class FixedDurations(nn.Module):
 
     Args:
         predictor: FastPitch's duration predictor, ``(B, L, C)`` and ``(B, L)`` mask -> ``(B, L)``.
-        durations: ``(L_max,)`` frames per symbol position; inputs may be shorter.
+        durations: ``(L_max,)`` frames per symbol position. Inputs may be shorter; a longer one starts
+            over at position ``L_max`` (``inference.amp: auto`` times a model on its own probe sentence).
 
     The output is ``(B, L)``, 0 on padding, like the predictor's own.
     """
@@ -43,11 +44,8 @@ class FixedDurations(nn.Module):
 
     def forward(self, encoded: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         predicted = self.predictor(encoded, mask)
-        if predicted.shape[1] > self.log_durations.shape[0]:
-            raise ValueError(
-                f"fixed durations: {self.log_durations.shape[0]} positions, input has {predicted.shape[1]} symbols"
-            )
-        fixed = self.log_durations[: predicted.shape[1]].to(predicted.dtype)
+        positions = torch.arange(predicted.shape[1], device=predicted.device) % self.log_durations.shape[0]
+        fixed = self.log_durations[positions].to(predicted.dtype)
         return fixed.expand_as(predicted) * mask.to(predicted.dtype)
 
 

@@ -28,7 +28,6 @@ from tts_pipeline.benchmark.vocoder import validation_set, vocoder_quality
 from tts_pipeline.config import AudioConfig, BenchmarkConfig, DemoCorpusConfig, InferenceConfig, PitchConfig, TextConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference import Phrase, SynthesisOptions, Synthesizer
-from tts_pipeline.precision import resolve_precision
 
 if TYPE_CHECKING:
     import torch
@@ -115,7 +114,8 @@ def run_benchmark(
     listening test's figures and WAVs as they are written."""
     cfg, audio, inference_cfg = sections.benchmark, sections.audio, sections.inference
     main, others, plan = models.main, models.others, models.plan
-    chosen = resolve_precision(inference_cfg.amp, device, key="inference.amp")
+    # What synthesis runs at inference.amp: with auto on a CPU, the paths measured (or cached) for these models.
+    chosen = main.with_options(models.speed_options, inference_cfg.amp)
     training_rows = training_throughput(inputs.metrics)
     quality_options = SynthesisOptions(batch_size=inference_cfg.batch_size, fade_out_frames=0)
     vocoders = _copy_synthesizers(inputs, main, quality_options, audio, device)
@@ -187,7 +187,12 @@ def run_benchmark(
             "denoising_strength": speed_options.denoising_strength,
             "vocoder_batching": speed_options.vocoder_batching,
             "reference": inputs.reference,
-            "inference_precision": {"amp": inference_cfg.amp, "precision": chosen.label, "reason": chosen.reason},
+            "inference_precision": {
+                "amp": inference_cfg.amp,
+                "precision": chosen.precision.label,
+                "reason": chosen.precision.reason,
+                "auto": [choice.as_dict() for choice in chosen.auto_choices],
+            },
             **vocoder_settings(inference_cfg.model_dump(), benchmarked),
         },
         "models": {

@@ -15,23 +15,29 @@ runner, device-synchronised timers, inference mode), one call being FastPitch th
 of ``--batch-size`` copies of the phrase. Printed per run: FastPitch p50 latency (ms) and HiFi-GAN x
 real time (seconds of audio per second of HiFi-GAN compute); then the medians over the runs.
 
-Precision. ``--amp`` is the synthesizer's: ``auto`` (the pipeline's default) is bf16 autocast on a CPU
-that multiplies bf16 natively and fp32 elsewhere; ``off`` is fp32; ``bf16`` / ``fp16`` as in
-:mod:`tts_pipeline.precision`.
+Precision. ``--amp`` is the synthesizer's: ``auto`` (the pipeline's default) on a CPU times the ways to
+run each model (plain fp32, HiFi-GAN's fused copy in fp32, and where the CPU advertises bf16 the fused
+bf16 copy and FastPitch held in bf16) on a short probe and keeps the fastest whose output holds
+(:mod:`tts_pipeline.inference.auto_precision`; cached per CPU model and torch version); the figures it
+chose by are printed first. ``off`` is plain fp32; ``bf16`` / ``fp16`` as in :mod:`tts_pipeline.precision`.
 
-Against NVIDIA's code. ``--nvidia-root PATH`` (a DeepLearningExamples checkout, or its
-``PyTorch/SpeechSynthesis/FastPitch`` folder) imports NVIDIA's FastPitch and HiFi-GAN generator from
-there, loads the same weights into them (random or ``--fastpitch`` / ``--hifigan``) and times each
-model alone, ours in ``--amp`` and theirs in fp32 as their ``inference.py`` runs on a CPU, in
-``--runs`` interleaved rounds of ``--repeats`` calls per side
-(:mod:`tts_pipeline.benchmark.nvidia_inference`): FastPitch latency on the phrase, HiFi-GAN on a
-``--hifigan-frames``-frame mel (default 500). Printed per model: medians, the ratio NVIDIA time /
-ours, the SNR of our output against NVIDIA's fp32 output, and the fp32 max abs difference between
-the two (a check that both compute the same function). For example::
+Side by side. ``--onnxruntime`` and ``--nvidia-root PATH`` time each model alone on several engines
+with the same weights (random or ``--fastpitch`` / ``--hifigan``), all in the same ``--runs``
+interleaved rounds of ``--repeats`` calls per engine (:mod:`tts_pipeline.benchmark.inference_sides`):
+ours in ``--amp``; ours in plain fp32 (the model as it is, the reference of every output); with
+``--onnxruntime`` ONNX Runtime on the models exported by the project's export graphs into a temporary
+folder (all graph optimisations, ``--threads`` threads, CPU only;
+:mod:`tts_pipeline.commands.onnxruntime_engine`); with ``--nvidia-root`` (a DeepLearningExamples
+checkout, or its ``PyTorch/SpeechSynthesis/FastPitch`` folder) NVIDIA's FastPitch and HiFi-GAN
+generator imported from there, in fp32 as their ``inference.py`` runs on a CPU
+(:mod:`tts_pipeline.benchmark.nvidia_inference`). FastPitch is timed on the phrase, HiFi-GAN on a
+``--hifigan-frames``-frame mel (default 500). Printed per model: each engine's median latency (and x
+real time), its time over ours, and its output's SNR and max abs difference against plain fp32 (a
+float32 engine computing the same function differs by rounding only). For example::
 
-    tts-pipeline bench-inference --nvidia-root ~/DeepLearningExamples --runs 5 --repeats 10
+    tts-pipeline bench-inference --onnxruntime --nvidia-root ~/DeepLearningExamples --runs 5 --repeats 10
 
-Speed variants (without ``--nvidia-root``). ``--tf32 on`` lets float32 matrix products and convolutions
+Speed variants (not side by side). ``--tf32 on`` lets float32 matrix products and convolutions
 run in TF32 (:func:`tts_pipeline.precision.allow_tf32`; ``off``, the default, forbids both, so ``--amp
 off --tf32 on`` is NVIDIA's "TF32"). ``--cuda-graph`` (CUDA only) captures the HiFi-GAN generator in a
 CUDA graph for the mel shape of the phrase (:class:`CudaGraphVocoder`) and replays it; FastPitch stays
@@ -75,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--amp",
         choices=("auto", "off", "fp16", "bf16"),
         default="auto",
-        help="our precision (default auto: bf16 on a CPU with native bf16, else fp32)",
+        help="our precision (default auto: on a CPU the fastest way per model whose output holds, measured)",
     )
     parser.add_argument("--batch-size", type=int, default=1, help="copies of the phrase per call (default 1)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls per run (default 2)")
@@ -88,7 +94,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--nvidia-root", type=Path, help="DeepLearningExamples checkout: time NVIDIA's models beside ours"
     )
     parser.add_argument(
-        "--hifigan-frames", type=int, default=500, help="mel frames HiFi-GAN vocodes with --nvidia-root (default 500)"
+        "--onnxruntime", action="store_true", help="time ONNX Runtime on the same models exported, beside ours"
+    )
+    parser.add_argument(
+        "--hifigan-frames",
+        type=int,
+        default=500,
+        help="mel frames HiFi-GAN vocodes side by side (--onnxruntime, --nvidia-root; default 500)",
     )
     add_tf32_argument(parser)
     parser.add_argument("--cuda-graph", action="store_true", help="replay HiFi-GAN from a CUDA graph (CUDA only)")
@@ -137,20 +149,30 @@ def build_synthesizer(args: argparse.Namespace, text: str, device: torch.device)
     )
 
 
+def side_by_side(args: argparse.Namespace) -> str | None:
+    """The option that asks for the side-by-side timing (``--nvidia-root``, ``--onnxruntime``), else None."""
+    if args.nvidia_root is not None:
+        return "--nvidia-root"
+    return "--onnxruntime" if args.onnxruntime else None
+
+
 def check_arguments(args: argparse.Namespace) -> None:
-    """UserError naming the option for counts out of range, options the NVIDIA comparison ignores, or
-    ``--cuda-graph`` off CUDA."""
+    """UserError naming the option for counts out of range, options the side-by-side timing ignores,
+    ``--cuda-graph`` off CUDA or ``--onnxruntime`` on it."""
     import torch
 
     from tts_pipeline.errors import UserError
 
     if min(args.threads, args.batch_size, args.repeats, args.runs, args.hifigan_frames) < 1 or args.warmup < 0:
         raise UserError("--threads, --batch-size, --repeats, --runs and --hifigan-frames must be >= 1, --warmup >= 0")
-    if args.nvidia_root is not None and args.denoising_strength > 0:
-        raise UserError("--denoising-strength: NVIDIA's side has no denoiser here; leave it at 0 with --nvidia-root")
+    beside = side_by_side(args)
+    if beside is not None and args.denoising_strength > 0:
+        raise UserError(f"--denoising-strength: the side-by-side timing runs no denoiser; leave it at 0 with {beside}")
     for option, given in (("--cuda-graph", args.cuda_graph), ("--compile", args.compile)):
-        if given and args.nvidia_root is not None:
-            raise UserError(f"{option}: the comparison with --nvidia-root times the models as they are; drop one")
+        if given and beside is not None:
+            raise UserError(f"{option}: the comparison with {beside} times the models as they are; drop one")
+    if args.onnxruntime and torch.device(args.device).type != "cpu":
+        raise UserError(f"--onnxruntime: ONNX Runtime runs on the CPU here; use --device cpu, got {args.device}")
     if args.cuda_graph and args.compile:
         raise UserError("--cuda-graph and --compile: choose one (compile's reduce-overhead mode replays CUDA graphs)")
     if args.cuda_graph and torch.device(args.device).type != "cuda":
@@ -233,28 +255,50 @@ def compile_models(synth: Synthesizer) -> None:
     runner.model.infer = torch.compile(runner.model.infer, dynamic=True)  # type: ignore[method-assign]
 
 
-def run_against_nvidia(args: argparse.Namespace, synth: Synthesizer, tokens: list[int], code: NvidiaCode) -> None:
-    """Each model beside NVIDIA's (module docstring): a table per model, and ``--json``."""
-    from tts_pipeline.benchmark.nvidia_inference import compare_inference, format_comparison
+def run_side_by_side(args: argparse.Namespace, synth: Synthesizer, tokens: list[int], code: NvidiaCode | None) -> None:
+    """Each model on every engine asked for (module docstring): a table per model, and ``--json``."""
+    import tempfile
 
-    print(
-        f"NVIDIA's code from {code.folder}; their side in fp32 under torch.no_grad(), as their inference.py", flush=True
-    )
-    rows = compare_inference(
-        synth,
-        tokens,
-        code,
-        batch_size=args.batch_size,
-        hifigan_frames=args.hifigan_frames,
-        rounds=args.runs,
-        repeats=args.repeats,
-        warmup=args.warmup,
-        on_row=lambda row: print(format_comparison(row, synth.precision.label), flush=True),
-    )
+    from tts_pipeline.benchmark.inference_sides import OURS_FP32, compare_models, format_comparison, ours_engine
+
+    engines = [ours_engine(synth)]
+    if synth.precision.amp != "off" or synth.auto_choices:  # else ours is plain fp32 already
+        engines.append(ours_engine(synth.with_options(synth.options, "off"), OURS_FP32))
+    reference = engines[-1].name
+    with tempfile.TemporaryDirectory(prefix="bench-inference-onnx-") as folder:
+        if args.onnxruntime:
+            from tts_pipeline.commands.onnxruntime_engine import onnxruntime_engine
+
+            print("exporting both models to ONNX ...", flush=True)
+            engines.append(onnxruntime_engine(synth, Path(folder), args.threads))
+        if code is not None:
+            from tts_pipeline.benchmark.nvidia_inference import nvidia_engine
+
+            print(f"NVIDIA's code from {code.folder}; in fp32 under torch.no_grad(), as their inference.py", flush=True)
+            engines.append(nvidia_engine(code, synth))
+        rows = compare_models(
+            engines,
+            tokens,
+            device=synth.device,
+            hop_length=synth.audio.hop_length,
+            sampling_rate=synth.audio.sampling_rate,
+            reference=reference,
+            batch_size=args.batch_size,
+            hifigan_frames=args.hifigan_frames,
+            rounds=args.runs,
+            repeats=args.repeats,
+            warmup=args.warmup,
+            on_row=lambda row: print(format_comparison(row), flush=True),
+        )
     if args.json is not None:
         from tts_pipeline.files import write_json
 
-        write_json(args.json, {"precision": synth.precision.label, "models": [row.as_dict() for row in rows]})
+        payload = {
+            "precision": synth.precision.label,
+            "auto": [choice.as_dict() for choice in synth.auto_choices],
+            "models": [row.as_dict() for row in rows],
+        }
+        write_json(args.json, payload)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -269,6 +313,7 @@ def _run(args: argparse.Namespace) -> None:
 
     from tts_pipeline.benchmark.environment import command_environment
     from tts_pipeline.benchmark.inference import time_synthesis
+    from tts_pipeline.cpu import cpu_model_name
     from tts_pipeline.inference import read_phrases
 
     check_arguments(args)
@@ -290,8 +335,10 @@ def _run(args: argparse.Namespace) -> None:
         f"TF32 {args.tf32}, CUDA graph {'on' if args.cuda_graph else 'off'}, "
         f"torch.compile {'on' if args.compile else 'off'}"
     )
-    if code is not None:
-        run_against_nvidia(args, synth, tokens, code)
+    for choice in synth.auto_choices:
+        print(f"auto on {cpu_model_name()}, torch {torch.__version__}: {choice.describe()}")
+    if side_by_side(args) is not None:
+        run_side_by_side(args, synth, tokens, code)
         return
     first_call = None
     if args.cuda_graph or args.compile:
@@ -340,6 +387,7 @@ def _run(args: argparse.Namespace) -> None:
             **command_environment(device, synth.precision.label, args.tf32),
             "cuda_graph": args.cuda_graph,
             "compile": args.compile,
+            "auto": [choice.as_dict() for choice in synth.auto_choices],
             "source": source,
             "phrase": phrase.text,
             "symbols": len(tokens),

@@ -1,8 +1,13 @@
 """Validate a config file and print the resolved values (defaults filled in).
 
 Use it after editing a config: it reports every unknown key, wrong type and bad value with the
-key's full path, exactly as the workflow does before any job starts. ``--section STAGE`` prints
-instead the JSON the workflow passes to that stage's ``--section``, to run a stage by hand.
+key's full path, exactly as the workflow does before any job starts, and then the settings the data
+cannot carry (:mod:`tts_pipeline.preflight`): a HiFi-GAN segment longer than the longest training
+clip, a batch larger than the training set or than memory allows, benchmark batch sizes past any
+memory; epochs or steps that imply months of training are a warning with the estimate. The training
+manifest is read when an earlier run wrote it (relative paths from the working directory, as the
+workflow reads them). ``--section STAGE`` prints instead the JSON the workflow passes to that stage's
+``--section``, to run a stage by hand.
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     import yaml
 
-    from tts_pipeline.config import check_folders, load_config
+    from tts_pipeline.config import load_config
+    from tts_pipeline.workflow import Pipeline
 
     config = load_config(args.config)
-    check_folders(config, source=str(args.config))
+    Pipeline(config, source=str(args.config))  # folders, then the settings against the data (preflight)
     if args.section:
         from tts_pipeline.errors import UserError
         from tts_pipeline.stage_table import BY_RULE, stage_params

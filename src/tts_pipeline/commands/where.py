@@ -71,7 +71,6 @@ def _how_to_serve(config: PipelineConfig, paths: Paths, config_path: Path) -> li
         uri = config.tracking.uri or f"sqlite:///{Path(config.results_dir) / 'mlflow.db'}"
         model = f"models:/{config.experiment}@{config.export.registry_alias}"
         lines.append(f"registered:   {model}   (MLflow Model Registry)")
-        lines.append(
-            f"              MLFLOW_TRACKING_URI={shlex.quote(uri)} mlflow models serve -m {model} --env-manager local --port 5001"
-        )
+        serve = f"mlflow models serve -m {model} --env-manager local --port 5001"
+        lines.append(f"              MLFLOW_TRACKING_URI={shlex.quote(uri)} {serve}")
     return lines

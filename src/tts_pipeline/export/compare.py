@@ -20,9 +20,10 @@ import torch
 
 from tts_pipeline.audio import LOG_FLOOR
 from tts_pipeline.export.cases import Case, Controls
-from tts_pipeline.export.verify import AUDIO_FIGURE, MEL_FIGURE, Check, Limits, max_abs_diff, snr_db
+from tts_pipeline.export.verify import AUDIO_FIGURE, MEL_FIGURE, Check, Limits, max_abs_diff
 from tts_pipeline.inference.seams import AcousticModel, Vocoder
 from tts_pipeline.models.fastpitch import PitchTransform
+from tts_pipeline.snr import snr_db
 
 Runner = Callable[..., tuple[np.ndarray, ...]]
 SILENT_LOG_MEL = float(np.log(LOG_FLOOR))

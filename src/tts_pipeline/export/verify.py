@@ -4,7 +4,8 @@
   every item (a float32 export differs by rounding only: about 1e-6). Its durations must be the same
   integers; when they are not, the mels have other lengths and the check fails on that.
 - The vocoder's audio: the signal-to-noise ratio of the exported audio against the eager audio,
-  ``10 log10(sum(eager^2) / sum((exported - eager)^2))`` in dB, over the whole batch.
+  ``10 log10(sum(eager^2) / sum((exported - eager)^2))`` in dB, over the whole batch
+  (:func:`tts_pipeline.snr.snr_db`).
 
 numpy only: a server can check its own runtime with it.
 """
@@ -22,8 +23,6 @@ from tts_pipeline.errors import UserError
 
 MEL_FIGURE = "mel_max_abs_diff"
 AUDIO_FIGURE = "snr_db"
-# Identical audio has an infinite SNR; it is reported as this (float32 rounding alone gives about 130 dB).
-EXACT_SNR_DB = 200.0
 
 
 def max_abs_diff(expected: np.ndarray, actual: np.ndarray) -> float:
@@ -33,19 +32,6 @@ def max_abs_diff(expected: np.ndarray, actual: np.ndarray) -> float:
     if expected.size == 0:
         return 0.0
     return float(np.max(np.abs(actual.astype(np.float64) - expected.astype(np.float64))))
-
-
-def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
-    """SNR of ``test`` against ``reference`` in dB (:data:`EXACT_SNR_DB` when equal, ``-inf`` when
-    the shapes differ or the reference is silent and the test is not)."""
-    if reference.shape != test.shape:
-        return -math.inf
-    reference = reference.astype(np.float64)
-    noise = float(np.sum((test.astype(np.float64) - reference) ** 2))
-    if noise == 0.0:
-        return EXACT_SNR_DB
-    signal = float(np.sum(reference**2))
-    return min(10.0 * math.log10(signal / noise), EXACT_SNR_DB) if signal > 0 else -math.inf
 
 
 @dataclass(frozen=True)

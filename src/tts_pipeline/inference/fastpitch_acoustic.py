@@ -3,7 +3,8 @@ row of :mod:`tts_pipeline.config.model_kinds`.
 
 On a CPU in bf16 FastPitch runs from a copy held in bf16 (:mod:`tts_pipeline.models.fastpitch.bf16`),
 without autocast, which would cast the predictors' float32 output layers down too; everywhere else the
-float32 model runs under the precision's autocast.
+float32 model runs under the precision's autocast. ``inference.amp: auto`` on a CPU times the two
+(:func:`cpu_paths`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import torch
 
 from tts_pipeline.config import AudioConfig, TextConfig
-from tts_pipeline.inference.seams import LoadedAcousticModel
+from tts_pipeline.inference.seams import PLAIN_FP32, CpuPath, LoadedAcousticModel
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, FastPitchInference, PitchTransform
 from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
@@ -57,3 +58,8 @@ def prepare(model: FastPitch, precision: Precision) -> FastPitchRunner:
     if precision.amp == "bf16" and precision.device.type == "cpu":
         return FastPitchRunner(bf16_inference_copy(model), precision)
     return FastPitchRunner(model, precision)
+
+
+def cpu_paths() -> tuple[CpuPath, ...]:
+    """The float32 model as it is, and its copy held in bf16."""
+    return (CpuPath(PLAIN_FP32, "off", prepare), CpuPath("bf16 held", "bf16", prepare))

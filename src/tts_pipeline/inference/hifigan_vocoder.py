@@ -3,7 +3,8 @@
 
 A generator is loaded with its weight norms folded (same output, fewer ops). On a CPU in bf16 it runs as
 a prepared copy with fused oneDNN convolutions (:mod:`tts_pipeline.models.hifigan.cpu_inference`);
-everywhere else as it is.
+everywhere else as it is. ``inference.amp: auto`` on a CPU also tries that fused copy in float32
+(:func:`cpu_paths`): on a CPU whose bf16 is slow it is the fastest way there is.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 from torch import nn
 
 from tts_pipeline.config import AudioConfig
-from tts_pipeline.inference.seams import LoadedVocoder
-from tts_pipeline.models.hifigan.cpu_inference import prepare_generator
+from tts_pipeline.inference.seams import PLAIN_FP32, CpuPath, LoadedVocoder
+from tts_pipeline.models.hifigan.cpu_inference import FusedCpuGenerator, fused_cpu_kernels_available, prepare_generator
+from tts_pipeline.models.hifigan.generator import Generator
 from tts_pipeline.models.hifigan.model_file import load_generator
 from tts_pipeline.precision import Precision
 
@@ -31,3 +33,17 @@ def load(path: str | Path, *, audio: AudioConfig | None, settings: Mapping[str, 
 def prepare(model: nn.Module, precision: Precision) -> nn.Module:
     """The generator, or on a CPU in bf16 its fused copy (a snapshot of its weights)."""
     return prepare_generator(model, precision)  # type: ignore[arg-type]
+
+
+def fused_copy(model: Generator, precision: Precision) -> FusedCpuGenerator:
+    """The fused CPU copy of ``model`` with its body in ``precision``'s dtype (float32 or bf16)."""
+    return FusedCpuGenerator(model, precision.dtype).eval()
+
+
+def cpu_paths() -> tuple[CpuPath, ...]:
+    """The generator as it is in float32; where oneDNN's fused kernels exist, the fused copy in float32
+    and in bf16 (else bf16 under autocast)."""
+    plain = CpuPath(PLAIN_FP32, "off", prepare)
+    if not fused_cpu_kernels_available():
+        return (plain, CpuPath("bf16", "bf16", prepare))
+    return (plain, CpuPath("fp32 fused", "off", fused_copy), CpuPath("bf16 fused", "bf16", fused_copy))

@@ -10,13 +10,19 @@ A kind's module provides two functions:
 - ``prepare(model, precision)``: what the synthesizer calls to run that model at ``precision``
   (the model itself, or a copy made for it, e.g. HiFi-GAN's fused bf16 CPU generator).
 
+and may provide a third:
+
+- ``cpu_paths()``: the ways it can run a model on a CPU (:class:`CpuPath`), the candidates that
+  ``inference.amp: auto`` times there. A module without it has :func:`kind_cpu_paths`'s two: the
+  model as it is in float32, and ``prepare`` at bf16.
+
 The synthesizer reaches a module through :func:`vocoder_module` and :func:`acoustic_model_module`, by
 the kind's name, so neither it nor its callers name a kind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -29,7 +35,10 @@ from tts_pipeline.config import AudioConfig, TextConfig
 from tts_pipeline.config.model_kinds import acoustic_model_kind, vocoder_kind
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import PitchTransform
-from tts_pipeline.precision import Precision
+from tts_pipeline.precision import AmpMode, Precision
+
+PLAIN_FP32 = "fp32"
+"""The path every kind has and ``auto`` measures the others against: the model as it is, in float32."""
 
 
 class Vocoder(Protocol):
@@ -131,6 +140,37 @@ class AcousticModelModule(Protocol):
         ...
 
     def prepare(self, model: nn.Module, precision: Precision) -> AcousticModel: ...
+
+
+@dataclass(frozen=True)
+class CpuPath:
+    """One way a kind's module runs a model on a CPU: a candidate of ``inference.amp: auto``.
+
+    Attributes:
+        name: How logs, the benchmark and the cache of measured choices name it (``"fp32"``,
+            ``"fp32 fused"``, ``"bf16 held"``); :data:`PLAIN_FP32` is the model as it is.
+        amp: ``"off"`` or ``"bf16"``: the precision it runs at (the autocast the synthesizer enters
+            around a vocoder call). bf16 paths are tried only on a CPU that advertises bf16 instructions.
+        prepare: ``prepare(model, precision)`` -> the runner, as the module's own ``prepare``; it is
+            given a :class:`~tts_pipeline.precision.Precision` of ``amp``.
+    """
+
+    name: str
+    amp: AmpMode
+    prepare: Callable[[nn.Module, Precision], Any]
+
+
+def kind_cpu_paths(module: VocoderModule | AcousticModelModule) -> tuple[CpuPath, ...]:
+    """The CPU paths of a kind's module: its own ``cpu_paths()``, else the model as it is in float32
+    and the module's ``prepare`` at bf16. The first is always :data:`PLAIN_FP32`."""
+    own = getattr(module, "cpu_paths", None)
+    if own is not None:
+        paths = tuple(own())
+    else:
+        paths = (CpuPath(PLAIN_FP32, "off", module.prepare), CpuPath("bf16", "bf16", module.prepare))
+    if not paths or paths[0].name != PLAIN_FP32 or paths[0].amp != "off":
+        raise ValueError(f"cpu_paths of {module!r}: the first must be {PLAIN_FP32!r} at amp 'off'")
+    return paths
 
 
 def vocoder_module(kind: str) -> VocoderModule:

@@ -21,8 +21,10 @@ model for a precision. The synthesizer names no kind.
 Steps 3 and 4 are timed per batch with device synchronisation
 (:class:`tts_pipeline.timers.Timer`); the denoiser counts as vocoder time, as in NVIDIA's
 figures. Precision (:mod:`tts_pipeline.precision`): fp32, or fp16/bf16 autocast on CUDA; on a CPU
-fp32, or bf16 (the default where the CPU multiplies bf16 natively), where each kind's ``prepare`` may
-run a copy made for it (FastPitch held in bf16, HiFi-GAN with fused oneDNN convs).
+fp32, or bf16, where each kind's ``prepare`` may run a copy made for it (FastPitch held in bf16,
+HiFi-GAN with fused oneDNN convs). ``auto``, the default, chooses on a CPU per model by measurement
+(:mod:`tts_pipeline.inference.auto_precision`): the acoustic model and the vocoder may then run at
+different precisions (:attr:`Synthesizer.vocoder_precision`, :attr:`Synthesizer.acoustic_precision`).
 
 Batches never change results. FastPitch masks its padding, so an utterance gets the same mel alone or
 batched. HiFi-GAN is a stack of convolutions whose receptive field spans about a dozen frames, so on a
@@ -39,7 +41,7 @@ post-processing (vocoder-only checks; no acoustic model needed).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +51,7 @@ from torch import nn
 from tts_pipeline.config import AudioConfig, TextConfig, model_kinds
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference.agreement import check_audio_agreement
+from tts_pipeline.inference.auto_precision import prepare_models
 from tts_pipeline.inference.batching import pad_mels, pad_tokens, plan_batches
 from tts_pipeline.inference.chunking import check_phrase_length, split_text
 from tts_pipeline.inference.options import SynthesisOptions
@@ -64,7 +67,6 @@ from tts_pipeline.inference.utterance import (
     join_pieces,
 )
 from tts_pipeline.models.denoiser import Denoiser
-from tts_pipeline.precision import resolve_precision
 from tts_pipeline.timers import Timer
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,11 @@ log = logging.getLogger(__name__)
 ACOUSTIC_MODEL_TIMER = "fastpitch"
 VOCODER_TIMER = "vocoder"
 NO_ACOUSTIC_MODEL = "this synthesizer has no acoustic model: it can only vocode mels"
+
+# Batches' worth of texts a streaming synthesis (Synthesizer.stream_pieces) sorts together: enough that
+# batches pad about as little as one sort of the whole file would, few enough that the texts of one
+# window waiting for their last piece stay a small, fixed amount of memory.
+STREAM_WINDOW_BATCHES = 16
 
 
 class Synthesizer:
@@ -113,18 +120,25 @@ class Synthesizer:
         self.options = options
         self.vocoder_kind = vocoder_kind
         self.acoustic_model_kind = acoustic_model_kind
-        self.precision = resolve_precision(amp, self.device, key="inference.amp")
         self.vocoder = vocoder.to(self.device).eval()
-        # What _vocode_batch calls: the vocoder itself, or a copy its kind prepared for the precision.
-        self.vocoder_runner = vocoder_module(vocoder_kind).prepare(self.vocoder, self.precision)
         # The model as given stays in ``acoustic_model`` (float32), for synthesizers in other precisions
         # to share; run_batch calls the runner its kind prepared.
         self.acoustic_model = acoustic_model.to(self.device).eval() if acoustic_model is not None else None
-        self.acoustic_runner: AcousticModel | None = None
-        if self.acoustic_model is not None:
-            prepare = acoustic_model_module(acoustic_model_kind).prepare
-            self.acoustic_runner = prepare(self.acoustic_model, self.precision)
         self.text_encoder = text_encoder
+        acoustic = None
+        if self.acoustic_model is not None:
+            assert text_encoder is not None
+            acoustic = (acoustic_model_kind, self.acoustic_model, text_encoder)
+        prepared = prepare_models(amp, self.device, (vocoder_kind, self.vocoder), acoustic, audio.n_mel_channels)
+        self.precision = prepared.precision
+        # What _vocode_batch calls: the vocoder itself, or a copy its kind prepared for its precision,
+        # which is the synthesizer's, or with ``auto`` on a CPU the way chosen for the vocoder alone.
+        self.vocoder_runner = prepared.vocoder.runner
+        self.vocoder_precision = prepared.vocoder.precision
+        self.acoustic_runner: AcousticModel | None = prepared.acoustic.runner if prepared.acoustic else None
+        self.acoustic_precision = prepared.acoustic.precision if prepared.acoustic else None
+        # What ``auto`` chose by on a CPU (empty otherwise): shown by the benchmarks.
+        self.auto_choices = prepared.choices
         self.timer = Timer(self.device)
         self.denoiser = Denoiser.from_vocoder(self.vocoder, audio) if options.denoising_strength > 0 else None
 
@@ -253,15 +267,42 @@ class Synthesizer:
         """Synthesise encoded texts given as pieces (:meth:`encode_pieces`): all pieces share the
         length-sorted batches, then each text's pieces are joined in order with ``pause_seconds`` of
         silence into one utterance. The result is in input order."""
+        spoken = self.stream_pieces(texts, window=max(1, len(texts)))
+        return sorted(spoken, key=lambda utterance: utterance.index)
+
+    def stream_pieces(self, texts: Sequence[Sequence[Sequence[int]]], window: int | None = None) -> Iterator[Utterance]:
+        """Synthesise encoded texts given as pieces, yielding each text's utterance as soon as the batch
+        holding its last piece is done (batch order, not input order: ``Utterance.index`` is its position
+        in ``texts``).
+
+        The texts are taken ``window`` at a time (default :data:`STREAM_WINDOW_BATCHES` batches' worth):
+        the pieces of one window share its length-sorted batches, numbered on across windows. A caller
+        that writes each utterance and lets it go holds at most one window's unfinished texts, however
+        many texts there are."""
         if any(len(pieces) == 0 for pieces in texts):
             raise ValueError("synthesize_pieces: every text needs at least one piece")
-        flat = [piece for pieces in texts for piece in pieces]
-        spoken = self._synthesize_sequences(flat, normalize=False)
-        results, start = [], 0
-        for index, pieces in enumerate(texts):
-            results.append(join_pieces(index, spoken[start : start + len(pieces)], self.audio, self.options))
-            start += len(pieces)
-        return results
+        if self.acoustic_model is None:
+            raise UserError(NO_ACOUSTIC_MODEL)
+        return self._stream_windows(texts, window or STREAM_WINDOW_BATCHES * self.options.batch_size)
+
+    def _stream_windows(self, texts: Sequence[Sequence[Sequence[int]]], window: int) -> Iterator[Utterance]:
+        first_batch = 0
+        for start in range(0, len(texts), window):
+            chunk = texts[start : start + window]
+            # flat piece number -> (its text in the chunk, its place among that text's pieces)
+            owners = [(text, place) for text, pieces in enumerate(chunk) for place in range(len(pieces))]
+            flat = [piece for pieces in chunk for piece in pieces]
+            waiting: dict[int, list[Utterance | None]] = {}
+            for batch in self._batches(flat, normalize=False, first_batch=first_batch):
+                first_batch += 1
+                for spoken in batch:
+                    text, place = owners[spoken.index]
+                    slots = waiting.setdefault(text, [None] * len(chunk[text]))
+                    slots[place] = spoken
+                    if all(slot is not None for slot in slots):
+                        del waiting[text]
+                        pieces = [slot for slot in slots if slot is not None]
+                        yield join_pieces(start + text, pieces, self.audio, self.options)
 
     def synthesize_tokens(self, sequences: Sequence[Sequence[int]]) -> list[Utterance]:
         """Synthesise encoded texts in length-sorted batches, each whole; the result is in input order."""
@@ -272,17 +313,24 @@ class Synthesizer:
             raise UserError(NO_ACOUSTIC_MODEL)
         if any(len(sequence) == 0 for sequence in sequences):
             raise ValueError("synthesize: every symbol sequence needs at least one symbol")
-        results: list[Utterance | None] = [None] * len(sequences)
-        for batch_index, indices in enumerate(plan_batches([len(s) for s in sequences], self.options.batch_size)):
+        spoken = [utterance for batch in self._batches(sequences, normalize) for utterance in batch]
+        return sorted(spoken, key=lambda utterance: utterance.index)
+
+    def _batches(
+        self, sequences: Sequence[Sequence[int]], normalize: bool, first_batch: int = 0
+    ) -> Iterator[list[Utterance]]:
+        """The utterances of each length-sorted batch of ``sequences`` as it is done (``index``: the
+        position in ``sequences``; batches numbered from ``first_batch``)."""
+        plan = plan_batches([len(sequence) for sequence in sequences], self.options.batch_size)
+        for batch_index, indices in enumerate(plan, start=first_batch):
             tokens, lengths = pad_tokens([sequences[i] for i in indices], self.device)
             output = self.run_batch(tokens, lengths)
-            times = self.timer.take()
-            for row, index in enumerate(indices):
-                results[index] = self._finish(
-                    output, row, index, batch_index, len(sequences[index]),
-                    BatchTimes(times.get(ACOUSTIC_MODEL_TIMER), times[VOCODER_TIMER]), normalize,
-                )  # fmt: skip
-        return [utterance for utterance in results if utterance is not None]
+            taken = self.timer.take()
+            times = BatchTimes(taken.get(ACOUSTIC_MODEL_TIMER), taken[VOCODER_TIMER])
+            yield [
+                self._finish(output, row, index, batch_index, len(sequences[index]), times, normalize)
+                for row, index in enumerate(indices)
+            ]
 
     def run_batch(self, tokens: torch.Tensor, token_lengths: torch.Tensor) -> BatchOutput:
         """The acoustic model then the vocoder on one padded batch, timed as ``"fastpitch"`` and
@@ -310,7 +358,7 @@ class Synthesizer:
     def vocoder_audio(self, mels: torch.Tensor) -> torch.Tensor:
         """The vocoder alone on ``(B, n_mels, T)`` mels in this synthesizer's precision: ``(B, 1, T x hop)``
         float32 audio, no cropping, no denoiser."""
-        with self.precision.autocast():
+        with self.vocoder_precision.autocast():
             return self.vocoder_runner(mels).float()
 
     # ---------------------------------------------------------------------------------------------
@@ -339,7 +387,7 @@ class Synthesizer:
         hop = self.audio.hop_length
         lengths = [int(n) for n in mel_lengths.tolist()]
         with self.timer(VOCODER_TIMER):
-            with self.precision.autocast():
+            with self.vocoder_precision.autocast():
                 if self.options.vocoder_batching == "padded" and max(lengths) > 0:
                     frames = torch.arange(mels.shape[-1], device=mels.device)
                     silent = frames[None, None, :] >= mel_lengths[:, None, None]

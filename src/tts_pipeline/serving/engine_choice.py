@@ -2,9 +2,9 @@
 
 Neither engine is fastest everywhere: ONNX Runtime and PyTorch's oneDNN paths rank differently on
 different CPUs, thread counts and model sizes. So ``serve --engine auto`` times the engines the export
-folder holds on one sentence, in interleaved rounds (:mod:`tts_pipeline.benchmark.side_by_side`), and
+folder holds on one sentence, in interleaved rounds (:mod:`tts_pipeline.interleaved`), and
 takes the faster median. The choice is cached per CPU model, library versions, voice and thread count
-(``$XDG_CACHE_HOME/tts-pipeline/engine-choice.json``), so only a server's first start on a machine
+(``engine-choice.json`` in :func:`tts_pipeline.files.user_cache_dir`), so only a server's first start on a machine
 pays the few seconds of measurement. ``tts-pipeline bench-engines`` prints the same comparison.
 """
 
@@ -13,15 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 
-from tts_pipeline.benchmark.environment import cpu_name
-from tts_pipeline.benchmark.side_by_side import interleaved
+from tts_pipeline.cpu import cpu_model_name as cpu_name
 from tts_pipeline.export.voice_card import VOICE_CARD, read_card
-from tts_pipeline.files import write_json
+from tts_pipeline.files import user_cache_dir, write_json
+from tts_pipeline.interleaved import interleaved
 from tts_pipeline.serving.engines import available_engines
 from tts_pipeline.serving.speaker import Speaker
 
@@ -107,8 +106,7 @@ def choose_engine(folder: str | Path, threads: int | None = None, cache: Path | 
 
 
 def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tts-pipeline" / "engine-choice.json"
+    return user_cache_dir() / "engine-choice.json"
 
 
 def _cache_key(folder: Path, threads: int | None) -> str:

@@ -95,9 +95,7 @@ class Speaker:
             )
 
     @classmethod
-    def load(
-        cls, folder: str | Path, *, engine: str = "onnx", threads: int | None = None, amp: str = "off"
-    ) -> Speaker:
+    def load(cls, folder: str | Path, *, engine: str = "onnx", threads: int | None = None, amp: str = "off") -> Speaker:
         """The export folder ``folder`` with engine ``engine`` (``onnx`` or ``torch``; ``amp`` is the
         torch engine's precision). Errors name the card and the missing key or file."""
         folder = Path(folder)

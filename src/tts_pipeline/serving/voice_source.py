@@ -15,7 +15,6 @@ like an export folder.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import tempfile
@@ -24,10 +23,9 @@ from typing import Any
 
 from tts_pipeline.errors import UserError
 from tts_pipeline.export.voice_card import VOICE_CARD
+from tts_pipeline.files import user_cache_dir
 
 MODELS_SCHEME = "models:/"
-ENV_CACHE = "TTS_PIPELINE_CACHE"
-"""Where downloaded voices are kept; default ``$XDG_CACHE_HOME/tts-pipeline`` (``~/.cache/tts-pipeline``)."""
 # the one artifact of the registered voice model (tts_pipeline.serving.mlflow_model.VOICE_ARTIFACT);
 # spelled here too so that resolving a folder never imports mlflow
 VOICE_ARTIFACT = "voice"
@@ -70,11 +68,8 @@ def parse_model_uri(spec: str) -> tuple[str, str | None, str | None]:
 
 
 def cache_dir() -> Path:
-    """The folder downloaded voices are kept in (:data:`ENV_CACHE`)."""
-    if os.environ.get(ENV_CACHE):
-        return Path(os.environ[ENV_CACHE])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tts-pipeline"
+    """The folder downloaded voices are kept in (:func:`tts_pipeline.files.user_cache_dir`)."""
+    return user_cache_dir()
 
 
 def _registered_voice(spec: str, tracking_uri: str | None) -> Path:

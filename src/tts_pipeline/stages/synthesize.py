@@ -16,19 +16,24 @@ naming its line), vocoded, denoised (``inference.denoising_strength``), cropped 
 folder of ground-truth ``<id>.npy`` mels ``(n_mels, T)`` is vocoded instead (vocoder-only; no FastPitch).
 
 Writes, atomically, ``<out-dir>/<name>.wav`` (mono 16-bit PCM at the models' sampling rate, at the
-level the vocoder produced unless ``inference.normalize_peak``) and, last, ``--manifest`` (JSON lines:
+level the vocoder produced unless ``inference.normalize_peak``), each batch's as soon as it is done, so
+that memory stays flat however long the phrase file (no audio is kept; texts are sorted by length a
+window of batches at a time, :meth:`Synthesizer.stream_pieces`), and, last, ``--manifest`` (JSON lines:
 ``name``, ``wav``, ``text``, ``n_tokens``, ``n_frames``, ``seconds``, and the batch's ``batch``,
 ``batch_size``, ``fastpitch_ms`` and ``vocoder_ms``, timed with the device synchronised; the denoiser
 counts as vocoder time). The two models, and the config's ``audio`` section, must agree on sampling
 rate, hop and mel channels. Runs on the first visible GPU (``inference.gpus`` 1; fp16/bf16 autocast
 with ``inference.amp``) or on the CPU in fp32. Under tracking, the WAVs and the manifest go to MLflow,
-whose UI plays them.
+whose UI plays them. A phrase in another script than Latin (Arabic, Hebrew, CJK, ...) or with bidi
+marks is transliterated to ASCII as the model was trained; a warning names its file:line
+(:mod:`tts_pipeline.inference.scripts`).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,11 +108,13 @@ def run(args: argparse.Namespace) -> None:
             records = _synthesize_phrases(synth, args.phrases, args.out_dir, cfg.n_val_phrases)
         else:
             records = _vocode_mels(synth, args.mels, args.out_dir)
-        records = [{**record, "vocoder": vocoder} for record in records]
         from tts_pipeline.files import write_jsonl
 
-        write_jsonl(manifest, records)
-        summary = _summary(records)
+        # Each batch's WAVs are written as soon as it is done and its audio let go; only the records
+        # (a few hundred bytes each) reach the manifest, which still appears last, whole.
+        totals = SynthesisTotals()
+        write_jsonl(manifest, totals.count({**record, "vocoder": vocoder} for record in records))
+        summary = totals.summary()
         log.info(
             "synthesize: %d utterances, %.2f s of audio in %.3f s (FastPitch %.3f s, %s %.3f s) on %s, "
             "%.1fx real time; wrote %s",
@@ -122,32 +129,55 @@ def run(args: argparse.Namespace) -> None:
             manifest,
         )
         run_log.log_metrics(summary)
-        for record in records:
-            run_log.log_artifact(args.out_dir / record["wav"], "audio")
+        for wav in totals.wavs:
+            run_log.log_artifact(args.out_dir / wav, "audio")
         run_log.log_artifact(manifest)
 
 
-def _synthesize_phrases(synth: Synthesizer, path: Path, out_dir: Path, n_manifest: int) -> list[dict[str, Any]]:
+def _synthesize_phrases(synth: Synthesizer, path: Path, out_dir: Path, n_manifest: int) -> Iterator[dict[str, Any]]:
     """Encode every phrase (errors name the file and line; long ones in pieces, over-long ones refused
-    before any model runs), synthesise, write the WAVs; manifest records.
+    before any model runs; a warning names the lines whose script was transliterated), then synthesise,
+    writing each WAV as soon as its batch is done; the manifest records, in phrase order.
 
     A pipeline manifest (``.jsonl``) as phrase file gives its first ``n_manifest`` utterances."""
+    from array import array
+
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import read_phrases
+    from tts_pipeline.inference.scripts import transliteration_warning
 
     phrases = read_phrases(path, limit=n_manifest if path.suffix.lower() == ".jsonl" else None)
     pieces = []
     for phrase in phrases:
         try:
-            pieces.append(synth.encode_pieces(phrase.text))
+            # symbol ids as 4-byte integers: a long phrase file's ids stay a small part of memory
+            pieces.append([array("i", piece) for piece in synth.encode_pieces(phrase.text)])
         except UserError as error:
             raise UserError(f"{path}:{phrase.line}: phrase {phrase.name!r}: {error}") from None
+    warning = transliteration_warning(path, phrases, synth.text_encoder.clean if synth.text_encoder else None)
+    if warning:
+        log.warning("synthesize: %s", warning)
     synth.warm_up()
-    utterances = synth.synthesize_pieces(pieces)
-    return [
-        _write(synth, out_dir, phrase.name, utterance.audio, {"text": phrase.text, **_fields(utterance)})
-        for phrase, utterance in zip(phrases, utterances, strict=True)
-    ]
+    written = (
+        (utterance.index, _write(synth, out_dir, phrases[utterance.index].name, utterance.audio,
+                                 {"text": phrases[utterance.index].text, **_fields(utterance)}))
+        for utterance in synth.stream_pieces(pieces)
+    )  # fmt: skip
+    return in_input_order(written)
+
+
+def in_input_order(items: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+    """``(index, record)`` pairs arriving in any order -> the records in index order (0, 1, 2, ...),
+    each as soon as every record before it has arrived."""
+    pending: dict[int, dict[str, Any]] = {}
+    expected = 0
+    for index, record in items:
+        pending[index] = record
+        while expected in pending:
+            yield pending.pop(expected)
+            expected += 1
+    if pending:
+        raise ValueError(f"in_input_order: records {sorted(pending)[:5]} came without all those before them")
 
 
 def _vocode_mels(synth: Synthesizer, folder: Path, out_dir: Path) -> list[dict[str, Any]]:
@@ -201,18 +231,32 @@ def _write(synth: Synthesizer, out_dir: Path, name: str, audio: np.ndarray, fiel
     return {"name": name, "wav": f"{name}.wav", **fields, "seconds": round(len(audio) / rate, 6)}
 
 
-def _summary(records: list[dict[str, Any]]) -> dict[str, float]:
-    """Totals of a run: utterances, audio seconds, per-model compute seconds (each batch once), speed."""
-    batches: dict[int, dict[str, Any]] = {record["batch"]: record for record in records}
-    fastpitch = sum((record["fastpitch_ms"] or 0.0) for record in batches.values()) / 1000.0
-    vocoder = sum(record["vocoder_ms"] for record in batches.values()) / 1000.0
-    audio_seconds = sum(record["seconds"] for record in records)
-    compute = fastpitch + vocoder
-    return {
-        "n_utterances": float(len(records)),
-        "audio_seconds": audio_seconds,
-        "fastpitch_seconds": fastpitch,
-        "vocoder_seconds": vocoder,
-        "compute_seconds": compute,
-        "x_real_time": audio_seconds / compute if compute > 0 else 0.0,
-    }
+class SynthesisTotals:
+    """Totals of a run, counted as the records pass (none is kept): utterances, audio seconds, per-model
+    compute seconds (each batch once), speed; and the WAV names, for the run's artifacts."""
+
+    def __init__(self) -> None:
+        self.wavs: list[str] = []
+        self.audio_seconds = 0.0
+        self.batch_ms: dict[int, tuple[float, float]] = {}
+
+    def count(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Pass ``records`` through, counting each."""
+        for record in records:
+            self.wavs.append(record["wav"])
+            self.audio_seconds += record["seconds"]
+            self.batch_ms[record["batch"]] = (record["fastpitch_ms"] or 0.0, record["vocoder_ms"])
+            yield record
+
+    def summary(self) -> dict[str, float]:
+        fastpitch = sum(times[0] for times in self.batch_ms.values()) / 1000.0
+        vocoder = sum(times[1] for times in self.batch_ms.values()) / 1000.0
+        compute = fastpitch + vocoder
+        return {
+            "n_utterances": float(len(self.wavs)),
+            "audio_seconds": self.audio_seconds,
+            "fastpitch_seconds": fastpitch,
+            "vocoder_seconds": vocoder,
+            "compute_seconds": compute,
+            "x_real_time": self.audio_seconds / compute if compute > 0 else 0.0,
+        }

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tts_pipeline import failure
 from tts_pipeline.tracking import outages
 from tts_pipeline.tracking.client import LockedClient
 
@@ -165,14 +166,13 @@ class Outbox:
         self._last_probe = self._clock()
         if not self._warned:
             self._warned = True
-            log.warning(
-                "MLflow tracking server %s is unreachable (%s). Training goes on: this job's metrics, "
-                "params, tags, files and run status are kept and sent when the server answers again "
-                "(asked every %g s).",
-                self._client.uri,
-                outages.describe(error),
-                PROBE_INTERVAL_S,
+            message = (
+                f"MLflow tracking server {self._client.uri} is unreachable ({outages.describe(error)}). "
+                "Training goes on: this job's metrics, params, tags, files and run status are kept and sent "
+                f"when the server answers again (asked every {PROBE_INTERVAL_S:g} s)."
             )
+            log.warning(message)
+            failure.warn_on_terminal(message)  # once per outage: a job's log is not where a person looks
 
     def _replay(self, deadline: float | None) -> None:
         """Send what waits, oldest first, until ``deadline`` (None: all of it). While the server is

@@ -15,7 +15,9 @@ over this rank's share of a :class:`tts_pipeline.training.distributed.ResumableS
 uninterrupted run would have seen.
 Checkpoints are taken every ``checkpoint_every_n_epochs`` epochs (or at another :class:`Cadence`) and
 when training stops; validation runs before training (fresh runs, unless turned off), every
-``validation_every_n_epochs`` epochs, at the last epoch and when training stops.
+``validation_every_n_epochs`` epochs, at the last epoch and when training stops. A user's stop
+(SIGTERM, Ctrl-C or the workflow's stop file, :mod:`tts_pipeline.stop_request`) is heard before each
+step: the loop checkpoints there and raises :class:`~tts_pipeline.stop_request.StopRequested`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from torch.utils.data import Dataset
 
+from tts_pipeline import stop_request
 from tts_pipeline.config import LoopSettings
 from tts_pipeline.training.batches import BatchSource, SampledBatches
 from tts_pipeline.training.checkpoint import Checkpoint, CheckpointManager
@@ -232,10 +235,13 @@ class EpochLoop:
         self.started = time.perf_counter()
 
     def run(self, checkpoint: Checkpoint | None) -> None:
-        """Start (or continue from ``checkpoint``, already restored) and train until :meth:`done`."""
+        """Start (or continue from ``checkpoint``, already restored) and train until :meth:`done`, or
+        until a user's stop (:mod:`tts_pipeline.stop_request`) makes :meth:`run_epoch` checkpoint and
+        raise :class:`~tts_pipeline.stop_request.StopRequested`."""
         self.start(checkpoint)
-        while not self.done() and self.run_epoch():
-            pass
+        with stop_request.listening():
+            while not self.done() and self.run_epoch():
+                pass
 
     def train(self, checkpoint: Checkpoint | None) -> Any:
         """What a trainer's ``fit`` does once its loop is built: restore ``checkpoint`` (:meth:`resume`)
@@ -274,6 +280,8 @@ class EpochLoop:
         self.window_meter.reset()  # validation and checkpoint time are not training throughput
         groups = self.batches.steps()
         while state.batch_in_epoch < self.steps_per_epoch and not self.done():
+            # before a step, never after an epoch's last one: its validation and checkpoint come first
+            self._stop_if_asked()
             report = self.train_step(next(groups))
             state.step += 1
             state.batch_in_epoch += 1
@@ -301,6 +309,21 @@ class EpochLoop:
         if (epoch if cadence.unit == "epochs" else state.step) % cadence.every == 0:
             self.checkpoint()
         return True
+
+    def _stop_if_asked(self) -> None:
+        """On a user's stop: checkpoint here (unless this step's is written) and raise StopRequested.
+        Every process must stop at the same step, so with several the request is summed over them."""
+        why = stop_request.requested()
+        if self.context.world_size > 1:
+            anyone = self.context.sum_floats([1.0 if why else 0.0])[0] > 0
+            why = (why or "another process's stop request") if anyone else None
+        if why is None:
+            return
+        if self.saved_step != self.state.step:
+            self.checkpoint()
+        raise stop_request.StopRequested(
+            f"stopped on request ({why}) at step {self.state.step}, epoch {self.state.epoch}, after saving a checkpoint"
+        )
 
     def _log_window(self, epoch: int) -> None:
         frames_per_s, items_per_s = self.window_meter.rate()  # a collective: every rank calls it

@@ -13,6 +13,9 @@ from pathlib import Path
 
 from tts_pipeline import stage_table, tracking
 from tts_pipeline.config import PipelineConfig
+from tts_pipeline.config.folders import sqlite_path
+from tts_pipeline.errors import UserError
+from tts_pipeline.full_disk import full_disk_message
 from tts_pipeline.workflow.paths import Paths
 from tts_pipeline.workflow.run_summary import workflow_summary
 
@@ -30,7 +33,18 @@ def export_tracking_env(config: PipelineConfig) -> None:
 
 
 def open_parent_run(config: PipelineConfig) -> None:
-    tracking.open_parent_run(config)
+    """Open the parent run before the first job. A store on a full disk stops the workflow here, said
+    as such (the folder and its free space), not as the store's traceback: the jobs' outputs go to the
+    same disk unless ``tracking.uri`` points elsewhere, and either way it is for the user to free."""
+    try:
+        tracking.open_parent_run(config)
+    except Exception as error:
+        settings = tracking.TrackingSettings.from_config(config)
+        store = sqlite_path(settings.uri)
+        message = full_disk_message(error, [store if store is not None else Path(config.results_dir)])
+        if message is None:
+            raise
+        raise UserError(f"the MLflow store ({settings.uri}): {message}") from None
 
 
 def close_parent_run(config: PipelineConfig, paths: Paths, training_metrics: Mapping[str, str], status: str) -> None:

@@ -184,6 +184,11 @@ class Paths:
         """Resumable state of a stage (checkpoints), outside its declared outputs."""
         return str(self.experiment / "work" / stage)
 
+    @property
+    def stop_file(self) -> str:
+        """Exists while a user's stop asks the running jobs to checkpoint and stop (workflow.stopping)."""
+        return str(self.experiment / "work" / "STOP")
+
     def log(self, stage: str) -> str:
         return str(self.experiment / "logs" / f"{stage}.log")
 

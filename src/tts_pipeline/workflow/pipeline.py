@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tts_pipeline import stage_table
-from tts_pipeline.config import check_folders, parse_config
+from tts_pipeline import preflight, stage_table
+from tts_pipeline.config import PipelineConfig, check_folders, parse_config
 from tts_pipeline.config.model_kinds import (
     PIPELINE_ACOUSTIC_MODEL,
     PIPELINE_VOCODER,
@@ -26,18 +26,38 @@ from tts_pipeline.export.voice_card import PYTORCH, VERIFICATION, VOICE_CARD, mo
 from tts_pipeline.workflow import cluster, parent_run
 from tts_pipeline.workflow.code_hash import code_hash
 from tts_pipeline.workflow.paths import Paths
+from tts_pipeline.workflow.stopping import StopWatch
 
 
 class Pipeline:
     """The validated config plus everything rules need from it."""
 
     def __init__(
-        self, raw_config: dict[str, Any], source: str = "snakemake config", repository: str | Path | None = None
+        self,
+        raw_config: dict[str, Any] | PipelineConfig,
+        source: str = "snakemake config",
+        repository: str | Path | None = None,
     ) -> None:
-        self.config = parse_config(raw_config, source=source)
+        if isinstance(raw_config, PipelineConfig):
+            self.config = raw_config
+        else:
+            self.config = parse_config(raw_config, source=source)
         check_folders(self.config, source=source)
         self.paths = Paths(self.config)
         self.repository = Path(repository) if repository is not None else None
+        self.stopping = StopWatch(self.paths.stop_file)
+        # before any job: values the data, memory or time cannot carry end here, naming the key
+        preflight.settle(self.check_settings(), source)
+
+    def check_settings(self) -> list[preflight.Finding]:
+        """What :mod:`tts_pipeline.preflight` finds about the config: its settings against the training
+        data (the manifest when it exists), the memory their batches need and the time their epochs imply."""
+        return preflight.check_settings(
+            self.config,
+            manifest=self.paths.manifest("train"),
+            trainings=self.training_metrics(),
+            benchmark_phrases=self.benchmark_phrases(),
+        )
 
     def shipped(self, path: str) -> str:
         """A file the config names: as given when it exists (relative to the working directory), else
@@ -189,7 +209,8 @@ class Pipeline:
 
     def export_outputs(self) -> dict[str, str]:
         """What ``export_voice`` writes: ``<role>_<format>`` model files named by kind and format (the
-        graphs of ``export.formats`` and the ``pytorch`` model files), ``verification.json`` and ``voice.json`` (written last)."""
+        graphs of ``export.formats`` and the ``pytorch`` model files), ``verification.json`` and
+        ``voice.json`` (written last)."""
         kinds = {"acoustic_model": PIPELINE_ACOUSTIC_MODEL, "vocoder": self.config.inference.vocoder}
         outputs = {
             f"{role}_{fmt}": self.paths.export_file(model_file_name(kind, fmt))
@@ -218,7 +239,17 @@ class Pipeline:
         parent_run.open_parent_run(self.config)
 
     def close_parent_run(self, status: str) -> None:
+        """End the parent run (KILLED after a user's stop), then say how to resume if the user stopped."""
+        status = self.stopping.end_status(status)
         parent_run.close_parent_run(self.config, self.paths, self.training_metrics(), status)
+        self.stopping.finish()
+
+    # a user's stop (SIGTERM or Ctrl-C to snakemake): the jobs checkpoint and stop (stopping.py)
+    def export_stop_file(self) -> None:
+        self.stopping.export_env()
+
+    def watch_for_stop(self) -> None:
+        self.stopping.arm()
 
     def job_resources(self, stage: str) -> dict[str, int]:
         """``mem_mb``, ``runtime`` (minutes) and ``cpus_per_task`` of a rule (``cluster.resources``)."""
