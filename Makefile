@@ -3,6 +3,7 @@
 #   make test   run the test suite
 #   make test-browser   open the demo's HTML report in headless Chromium (installs Debian's chromium
 #                       with apt-get and the browser extra when missing; minutes)
+#   make test-faults    run the tiny DAG into a full disk (a tmpfs, as root) and a user stop (about 2 min)
 #   make test-slurm     run the demo DAG through the Slurm profile on a local single-node Slurm
 #                       (tools/slurm-local installs Debian's Slurm as root; about 10-15 min)
 #   make gpu-kit        download the wheels the GPU machine lacks into .gpu-kit/ (tools/gpu-kit/download;
@@ -30,7 +31,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup demo unlock test test-browser test-slurm lint schema mlflow-ui clean-demo gpu-kit gpu-rehearsal-env \
+.PHONY: setup demo unlock test test-browser test-faults test-slurm lint schema mlflow-ui clean-demo gpu-kit gpu-rehearsal-env \
 	gpu-check gpu-rehearsal
 
 setup: $(STAMP)
@@ -60,6 +61,9 @@ test-browser: $(STAMP)
 	$(BIN)/pytest -m browser tests/browser $(PYTEST_ARGS)
 
 # The tests skip (with the reason) where tools/slurm-local cannot start Slurm.
+test-faults: $(STAMP)
+	$(BIN)/pytest -m faults tests/workflow $(PYTEST_ARGS)
+
 test-slurm: $(STAMP)
 	$(BIN)/python -c "import snakemake_executor_plugin_slurm" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,slurm]'
 	$(BIN)/pytest -m slurm tests/slurm $(PYTEST_ARGS)

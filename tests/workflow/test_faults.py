@@ -65,6 +65,7 @@ def _fill(disk: Path, leave: int) -> Path:
     return ballast
 
 
+@pytest.mark.faults
 def test_a_full_disk_is_named_on_the_terminal_and_the_rerun_completes(tmp_path, small_disk):
     """The disk under ``results_dir`` fills: with the MLflow store on it the workflow stops at its start
     naming the store's folder; with the store elsewhere, ``features`` and then a checkpoint of
@@ -106,6 +107,7 @@ def test_a_full_disk_is_named_on_the_terminal_and_the_rerun_completes(tmp_path, 
     assert torch.load(experiment / "aligner/model.pt", map_location="cpu", weights_only=False)
 
 
+@pytest.mark.faults
 def test_sigterm_to_snakemake_stops_training_at_a_checkpoint_runs_killed_and_the_rerun_resumes(tmp_path):
     """SIGTERM to ``snakemake`` alone (as a scheduler or ``kill`` sends it): the running training saves a
     checkpoint at its next step and stops, within seconds rather than at its end; the workflow's and the
