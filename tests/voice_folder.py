@@ -29,16 +29,27 @@ def export_tiny_voice(root: Path, *, name: str = "tiny", seed: int = 0, **infere
         save_hifigan_file(models / "hifigan" / "model.pt", seed=seed)
     records = [{"id": f"VAL-{i}", "text": text, "wav": f"wavs/VAL-{i}.wav"} for i, text in enumerate(TEXTS)]
     write_jsonl(models / "manifest.val.jsonl", records)
-    section = json.dumps({
-        "export": ExportConfig(batch_size=2, n_texts=2).model_dump(mode="json"),
-        "inference": InferenceConfig(**{"gpus": 0, "denoising_strength": 0.01, **inference}).model_dump(mode="json"),
+    section = export_section(ExportConfig(batch_size=2, n_texts=2), denoising_strength=0.01, **inference)
+    out = root / name / "export"
+    run_export(section, models / "fastpitch/model.pt", models / "hifigan/model.pt", models / "manifest.val.jsonl", out)
+    return out
+
+
+def export_section(export: ExportConfig, **inference: object) -> str:
+    """The stage's ``--section`` JSON: ``export``, the ``inference`` section (``gpus`` 0 and ``inference``'s
+    keys), the tiny models' audio section and the default text section."""
+    return json.dumps({
+        "export": export.model_dump(mode="json"),
+        "inference": InferenceConfig(**{"gpus": 0, **inference}).model_dump(mode="json"),
         "audio": AUDIO.model_dump(mode="json"),
         "text": TextConfig().model_dump(mode="json"),
     })  # fmt: skip
-    out = root / name / "export"
+
+
+def run_export(section: str, fastpitch: Path, vocoder: Path, texts: Path, out: Path) -> Path:
+    """Run the ``export_voice`` stage in-process into ``out``; return ``out``."""
     run_in_process(stage, [
-        "--section", section, "--fastpitch", str(models / "fastpitch/model.pt"),
-        "--vocoder", str(models / "hifigan/model.pt"), "--texts", str(models / "manifest.val.jsonl"),
+        "--section", section, "--fastpitch", str(fastpitch), "--vocoder", str(vocoder), "--texts", str(texts),
         "--out-dir", str(out),
     ])  # fmt: skip
     return out

@@ -12,14 +12,15 @@ import pytest
 import torch
 
 from tts_pipeline import tracking
-from tts_pipeline.config import ExportConfig, InferenceConfig, TextConfig
+from tts_pipeline.config import ExportConfig
 from tts_pipeline.export.runtime import OnnxVoice
 from tts_pipeline.export.verify import ExportMismatch
 from tts_pipeline.files import write_jsonl
 from tts_pipeline.stages import export_voice as stage
 
-from ..inference_models import AUDIO, save_fastpitch_file, save_hifigan_file
-from ..stage_helpers import run_in_process, track_into
+from ..inference_models import save_fastpitch_file, save_hifigan_file
+from ..stage_helpers import track_into
+from ..voice_folder import export_section, run_export
 
 TEXTS = ["Hello there.", "The old lighthouse keeper painted the door a bright shade of blue.", "A cat."]
 FILES = [
@@ -40,22 +41,12 @@ def files(tmp_path) -> Path:
 
 
 def section(**export: object) -> str:
-    return json.dumps({
-        "export": ExportConfig(**{"batch_size": 2, **export}).model_dump(mode="json"),
-        "inference": InferenceConfig(gpus=0).model_dump(mode="json"),
-        "audio": AUDIO.model_dump(mode="json"),
-        "text": TextConfig().model_dump(mode="json"),
-    })  # fmt: skip
+    return export_section(ExportConfig(**{"batch_size": 2, **export}))
 
 
 def run_stage(root: Path, payload: str) -> Path:
-    out = root / "demo" / "export"
-    run_in_process(stage, [
-        "--section", payload, "--fastpitch", str(root / "fastpitch/model.pt"),
-        "--vocoder", str(root / "hifigan/model.pt"), "--texts", str(root / "data/manifest.val.jsonl"),
-        "--out-dir", str(out),
-    ])  # fmt: skip
-    return out
+    files = (root / "fastpitch/model.pt", root / "hifigan/model.pt", root / "data/manifest.val.jsonl")
+    return run_export(payload, *files, root / "demo" / "export")
 
 
 def test_the_voice_is_exported_checked_and_described(files):

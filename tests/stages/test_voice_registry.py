@@ -22,16 +22,17 @@ import requests
 import soundfile as sf
 import torch
 
-from tts_pipeline.config import ExportConfig, InferenceConfig, TextConfig
+from tts_pipeline.config import ExportConfig
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import write_jsonl
 from tts_pipeline.serving import registry
 from tts_pipeline.serving.voice_source import resolve_voice
 from tts_pipeline.stages import export_voice as stage
 
-from ..inference_models import AUDIO, save_fastpitch_file, save_hifigan_file
+from ..inference_models import save_fastpitch_file, save_hifigan_file
 from ..mlflow_server import free_port
-from ..stage_helpers import run_in_process, track_into
+from ..stage_helpers import track_into
+from ..voice_folder import export_section, run_export
 
 EXPERIMENT = "voice-test"
 ALIAS = "champion"
@@ -61,20 +62,9 @@ def store(files, monkeypatch) -> str:
 
 def export(root: Path, *, pace: float = 1.0, **settings: object) -> Path:
     """Run export_voice (ONNX only, the fewest checks) into ``root/demo/export``."""
-    export_section = ExportConfig(**{"formats": ["onnx"], "n_texts": 1, "batch_size": 2, **settings})
-    section = json.dumps({
-        "export": export_section.model_dump(mode="json"),
-        "inference": InferenceConfig(gpus=0, pace=pace).model_dump(mode="json"),
-        "audio": AUDIO.model_dump(mode="json"),
-        "text": TextConfig().model_dump(mode="json"),
-    })  # fmt: skip
-    out = root / "demo" / "export"
-    run_in_process(stage, [
-        "--section", section, "--fastpitch", str(root / "fastpitch/model.pt"),
-        "--vocoder", str(root / "hifigan/model.pt"), "--texts", str(root / "data/manifest.val.jsonl"),
-        "--out-dir", str(out),
-    ])  # fmt: skip
-    return out
+    settings = ExportConfig(**{"formats": ["onnx"], "n_texts": 1, "batch_size": 2, **settings})
+    files = (root / "fastpitch/model.pt", root / "hifigan/model.pt", root / "data/manifest.val.jsonl")
+    return run_export(export_section(settings, pace=pace), *files, root / "demo" / "export")
 
 
 def versions(uri: str) -> dict[str, str]:
