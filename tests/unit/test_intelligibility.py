@@ -14,8 +14,10 @@ from tts_pipeline.benchmark.intelligibility import (
     Scores,
     decode_all,
     findings,
+    percent_with_error,
     recognise,
     score,
+    standard_error,
     unknown_words,
     words_of,
 )
@@ -57,9 +59,71 @@ def test_score_counts_word_and_character_errors_over_all_clips():
         score([[]], [["x"]])
 
 
-def _row(name: str, accuracy: float, wer: float) -> RowResult:
-    scores = Scores(wer=wer, cer=wer, sentence_accuracy=accuracy, clips=10, reference_words=80)
+def _row(name: str, accuracy: float, wer: float, clips: int = 10) -> RowResult:
+    scores = Scores(wer=wer, cer=wer, sentence_accuracy=accuracy, clips=clips, reference_words=8 * clips)
     return RowResult(name=name, description=name.replace("_", " "), scores={"closed": scores, "open": scores})
+
+
+def _counted(name: str, recognised: int, sentences: int) -> RowResult:
+    """A row whose closed set recognised ``recognised`` of ``sentences`` sentences."""
+    return _row(name, recognised / sentences, 0.1, clips=sentences)
+
+
+def test_sentence_accuracy_carries_its_binomial_standard_error_in_the_json():
+    assert standard_error(0.5, 100) == pytest.approx(0.05)
+    assert standard_error(1.0, 24) == 0.0 and np.isnan(standard_error(0.5, 0))
+    closed = _counted("tts", 21, 24).as_dict()["closed"]
+    assert closed["sentence_accuracy_se"] == pytest.approx(np.sqrt(0.875 * 0.125 / 24))  # 0.0675
+    assert closed["clips"] == 24  # the n of the error: sentences, not words
+    assert percent_with_error(0.875, closed["sentence_accuracy_se"]) == "88 % ± 7"
+    assert score([["a", "b"], ["c"]], [["a", "b"], ["d"]]).sentence_accuracy_se == pytest.approx(0.5 / np.sqrt(2))
+
+
+def test_a_gap_within_the_error_is_no_worse_finding_and_a_gap_beyond_it_is():
+    # 19 of 24 against 21 of 24: 79 % ± 8 vs 88 % ± 7, a gap of 8 points inside the error of 11.
+    within = findings(
+        [_counted("recordings", 23, 24), _counted("griffin_lim_fastpitch", 21, 24), _counted("tts", 19, 24)]
+    )
+    assert len(within) == 1 and not within[0].startswith("WORSE")
+    assert within[0] == (
+        "WITHIN THE ERROR: tts 79 % ± 8 vs Griffin-Lim on the same FastPitch mels 88 % ± 7 (24 sentences, "
+        "closed set): the gap, 8 points, is within the error of the difference, 11; at this number of "
+        "sentences the two are indistinguishable."
+    )
+    # The same rates over 96 sentences: the error of the difference shrinks to 5 points, below the gap.
+    (beyond,) = findings([_counted("recordings", 92, 96), _counted("griffin_lim_fastpitch", 84, 96),
+                          _counted("tts", 76, 96)])  # fmt: skip
+    assert beyond.startswith("WORSE THAN GRIFFIN-LIM: tts is understood less well than Griffin-Lim")
+    assert (
+        "79 % ± 4 against 88 % ± 3 (96 sentences), a gap of 8 points, beyond the error of the difference, 5" in beyond
+    )
+    # A neural row at or above Griffin-Lim: nothing to say.
+    assert findings([_counted("griffin_lim_fastpitch", 19, 24), _counted("tts", 21, 24)]) == []
+
+
+def test_not_speech_too_is_stated_only_beyond_the_error():
+    recordings = _counted("recordings", 22, 24)  # 92 %: the not-speech line is 23 % ± 1
+    clear, borderline = _counted("noise", 0, 24), _counted("buzz", 4, 24)  # 0 % ± 0 and 17 % ± 8
+    notes = findings([recordings, clear, borderline])
+    assert notes[0].startswith("NOT SPEECH: noise: the recogniser found 0 % ± 0 of the sentences")
+    assert notes[1].startswith("WITHIN THE ERROR: buzz 17 % ± 8 vs the not-speech line, 23 % ± 1")
+    assert len(notes) == 2
+    # Recordings the recogniser misses entirely are no line to fall below.
+    (nothing,) = findings([_counted("recordings", 0, 24), clear])
+    assert nothing.startswith("NOTHING RECOGNISED: the recogniser found none of the 24 sentences")
+
+
+def test_the_table_shows_each_sentence_accuracy_with_its_error():
+    rows = [_counted("recordings", 23, 24), _counted("griffin_lim_fastpitch", 21, 24), _counted("tts", 19, 24)]
+    section = {"utterance_ids": [f"u{i}" for i in range(24)], "findings": findings(rows),
+               "rows": [row.as_dict() for row in rows], "unknown_words": [], "recogniser": "PocketSphinx",
+               "decodes": {"closed": "c", "open": "o"}}  # fmt: skip
+    markdown = "\n".join(intelligibility_markdown(section))
+    assert "| Closed-set sentences (± SE) |" in markdown
+    table = {line.split("|")[1].strip(): line for line in markdown.splitlines() if line.startswith("| ")}
+    assert "79 % ± 8" in table["tts"] and "88 % ± 7" in table["griffin lim fastpitch"]
+    assert "96 % ± 4" in table["recordings"]
+    assert "**WITHIN THE ERROR: tts 79 % ± 8" in markdown and "n = 24 sentences scored" in markdown
 
 
 def test_findings_name_rows_that_are_not_speech_and_vocoders_worse_than_griffin_lim():

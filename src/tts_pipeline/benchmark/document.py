@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tts_pipeline.benchmark import other_vocoders
+from tts_pipeline.benchmark.intelligibility import percent_with_error
 from tts_pipeline.benchmark.report import (
     BENCHMARK_COLUMNS,
     LATENCY_NOTES,
@@ -64,13 +65,14 @@ SENTENCE_COLUMNS: tuple[Column, ...] = (
 
 INTELLIGIBILITY_COLUMNS: tuple[Column, ...] = (
     Column("Audio", "description"),
-    Column("Closed-set sentences", "closed_sentence_accuracy", ".0%"),
+    Column("Closed-set sentences (± SE)", "closed_sentence_accuracy"),
     Column("Closed-set WER", "closed_wer", ".1%"),
     Column("Closed-set CER", "closed_cer", ".1%"),
     Column("Open WER", "open_wer", ".1%"),
     Column("Open CER", "open_cer", ".1%"),
 )
-"""One row per kind of audio; sentence accuracy = clips whose words were all recognised, in order."""
+"""One row per kind of audio; sentence accuracy = clips whose words were all recognised, in order, with its
+binomial standard error (a text cell, ``88 % ± 7``)."""
 
 PAUSE_COLUMNS: tuple[Column, ...] = (
     Column("Audio", "description"),
@@ -216,26 +218,34 @@ def intelligibility_markdown(section: Mapping[str, Any]) -> list[str]:
         ]
     lines = [f"### Intelligibility: what a speech recogniser hears ({n_clips} held-out sentences)", ""]
     findings = section["findings"] or [
-        "Every row is recognised as speech, and no neural vocoder does worse than Griffin-Lim on the same mels."
+        "Every row is recognised as speech, and no neural vocoder is below Griffin-Lim on the same mels."
     ]
     lines += [f"- **{finding}**" for finding in findings]
     lines.append("")
-    figures = ("sentence_accuracy", "wer", "cer")
+    figures = ("wer", "cer")
     table = [
         {
             "description": row["description"],
+            "closed_sentence_accuracy": percent_with_error(
+                row["closed"]["sentence_accuracy"], row["closed"]["sentence_accuracy_se"]
+            ),
             **{f"{d}_{key}": row[d][key] for d in ("closed", "open") for key in figures},
         }
         for row in section["rows"]
     ]
     lines += [render_table(table, INTELLIGIBILITY_COLUMNS), ""]
+    # Clips whose reference has no word the recogniser knows are not scored: n can be below n_clips.
+    n_scored = section["rows"][0]["closed"]["clips"] if section["rows"] else n_clips
     unknown = section["unknown_words"]
     lines += [
         f"Recogniser: {section['recogniser']}. Closed set: {section['decodes']['closed']}; open: "
         f"{section['decodes']['open']}. Griffin-Lim rows are the reference points: a neural vocoder should "
         "be at least as intelligible as Griffin-Lim on the same mels, and the recordings bound every row. "
         "The open decode is strict (the stock model knows read American English, not this corpus's voice); "
-        "the closed set tells speech from noise.",
+        f"the closed set tells speech from noise. ±: the binomial standard error sqrt(p(1-p)/n) over the "
+        f"n = {n_scored} sentences scored; two rows differ only where their gap exceeds the error of the "
+        "difference, sqrt(se1² + se2²). WER and CER are pooled over words and characters (insertions can "
+        "take them above 100 %) and carry no error: the words of one sentence are not independent trials.",
         "",
         f"Words the recogniser's dictionary lacks, left out of references and grammar: {len(unknown)}"
         + (f" ({', '.join(sorted(set(unknown)))})" if unknown else "")
@@ -332,8 +342,9 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
             metrics[f"{row['precision']}_{key}"] = row.get(key)
     for row in (report["quality"].get("intelligibility") or {}).get("rows", []):
         for decode in ("closed", "open"):
-            for key in ("sentence_accuracy", "wer", "cer"):
-                metrics[f"asr_{decode}_{key}_{row['name']}"] = row[decode][key]
+            for key in ("sentence_accuracy", "sentence_accuracy_se", "wer", "cer"):
+                # .get: a report.json an older version left on disk has no standard error.
+                metrics[f"asr_{decode}_{key}_{row['name']}"] = row[decode].get(key)
     pauses = report["quality"].get("pauses") or {}
     for row in pauses.get("rows", []):
         metrics[f"pause_level_db_{row['name']}"] = row["pause_level_db"]

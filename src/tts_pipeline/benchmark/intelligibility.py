@@ -13,7 +13,9 @@ twice:
   loop and return a truncated sentence even for clean recordings.
 
 Scores per decode: word error rate and character error rate over all clips (errors / reference
-length, from ``jiwer``), and sentence accuracy (the clip's word sequence recognised exactly).
+length, from ``jiwer``), and sentence accuracy (the clip's word sequence recognised exactly) with its
+binomial standard error over the clips. A finding that compares two rows is stated only when their gap
+exceeds the error of the difference; otherwise the report says the two are within the error.
 
 Words the recogniser's dictionary lacks cannot be recognised by any audio; PocketSphinx has no
 grapheme-to-phoneme model, so they are left out of the references and of the grammar, and counted
@@ -22,6 +24,7 @@ grapheme-to-phoneme model, so they are left out of the references and of the gra
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +45,16 @@ def words_of(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
+def standard_error(proportion: float, n: int) -> float:
+    """Binomial standard error ``sqrt(p (1 - p) / n)`` of a proportion ``p`` of ``n`` trials; NaN for no trial."""
+    return math.sqrt(proportion * (1.0 - proportion) / n) if n > 0 else math.nan
+
+
+def percent_with_error(proportion: float, error: float) -> str:
+    """A proportion and its standard error in whole points: ``0.875, 0.0675`` -> ``"88 % ± 7"``."""
+    return f"{100 * proportion:.0f} % ± {100 * error:.0f}"
+
+
 @dataclass
 class Scores:
     """Recognition figures of one decode over a set of clips.
@@ -50,8 +63,9 @@ class Scores:
         wer: Word errors (substitutions + deletions + insertions) / reference words, over all clips.
         cer: The same over characters of the space-joined word sequences.
         sentence_accuracy: Fraction of clips whose word sequence was recognised exactly.
-        clips: Clips scored.
+        clips: Clips scored: the ``n`` of the standard error.
         reference_words: Words in the references (known words only).
+        sentence_accuracy_se: Binomial standard error of ``sentence_accuracy`` over the ``clips``.
     """
 
     wer: float
@@ -59,6 +73,14 @@ class Scores:
     sentence_accuracy: float
     clips: int
     reference_words: int
+    # Only the sentence accuracy is a proportion of sentences, each one trial. WER and CER are pooled
+    # over words and characters and are not proportions (insertions take them above 1); nor are the
+    # words of one clip independent trials (one muffled clip loses them all), so a binomial error over
+    # ``reference_words`` would be too small. They carry no error, and no finding compares them.
+    sentence_accuracy_se: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sentence_accuracy_se = standard_error(self.sentence_accuracy, self.clips)
 
 
 def score(references: Sequence[Sequence[str]], hypotheses: Sequence[Sequence[str]]) -> Scores:
@@ -252,32 +274,104 @@ COMPARISONS = (
 )
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """A closed-set sentence accuracy (or a multiple of one) and its standard error."""
+
+    value: float
+    error: float
+
+    @classmethod
+    def closed_set(cls, row: RowResult, scale: float = 1.0) -> Estimate:
+        """``scale`` times ``row``'s closed-set sentence accuracy; the error scales with it."""
+        closed = row.scores["closed"]
+        return cls(scale * closed.sentence_accuracy, scale * closed.sentence_accuracy_se)
+
+    def __str__(self) -> str:
+        return percent_with_error(self.value, self.error)
+
+
+def gap_below(lower: Estimate, upper: Estimate) -> tuple[float, float, bool]:
+    """How far ``lower`` lies below ``upper``, the standard error of that difference, and whether the
+    gap exceeds it.
+
+    The errors add in quadrature as if the two were independent. Both rows are scored on the same
+    sentences, and a sentence hard for one row tends to be hard for the other, so the true error of
+    the difference is at most this: a gap beyond it is not the luck of which sentences were drawn.
+    """
+    gap = upper.value - lower.value
+    error = math.hypot(lower.error, upper.error)
+    return gap, error, gap > error
+
+
+def within_error(subject: str, against: str, gap: float, error: float, n: int) -> str:
+    """The finding for a gap no larger than its error: the two figures, the gap and the error."""
+    return (
+        f"WITHIN THE ERROR: {subject} vs {against} ({n} sentences, closed set): the gap, {100 * gap:.0f} "
+        f"points, is within the error of the difference, {100 * error:.0f}; at this number of sentences "
+        "the two are indistinguishable."
+    )
+
+
 def findings(rows: Sequence[RowResult], reference: str = "recordings") -> list[str]:
-    """Plain-language findings: rows not recognisable as speech, and every neural vocoder that the
-    recogniser understands less well than Griffin-Lim on the same mels (closed-set sentence accuracy,
-    then WER to break ties)."""
+    """Plain-language findings on the closed-set sentence accuracy: rows not recognisable as speech
+    (:func:`not_speech`), then every neural vocoder that the recogniser understands less well than
+    Griffin-Lim on the same mels (:func:`against_griffin_lim`). Each is stated only where the gap
+    exceeds the error of the difference; a smaller gap is reported as within the error."""
     by_name = {row.name: row for row in rows}
     notes: list[str] = []
-    base = by_name.get(reference)
-    if base is not None:
-        floor = NOT_SPEECH_FRACTION * base.scores["closed"].sentence_accuracy
-        for row in rows:
-            closed = row.scores["closed"]
-            if row.name != reference and closed.sentence_accuracy <= floor:
-                notes.append(
-                    f"NOT SPEECH: {row.description}: the recogniser found {closed.sentence_accuracy:.0%} of the "
-                    f"sentences in the closed set (recordings: {base.scores['closed'].sentence_accuracy:.0%}), "
-                    f"WER {closed.wer:.0%}. A listener would not hear these words."
-                )
+    if reference in by_name:
+        notes += not_speech(rows, by_name[reference])
     for neural, griffin_lim, mels in COMPARISONS:
-        if neural not in by_name or griffin_lim not in by_name:
-            continue
-        a, b = by_name[neural].scores["closed"], by_name[griffin_lim].scores["closed"]
-        if (a.sentence_accuracy, -a.wer) < (b.sentence_accuracy, -b.wer):
-            notes.append(
-                f"WORSE THAN GRIFFIN-LIM: {by_name[neural].description} is understood less well than Griffin-Lim "
-                f"on the same {mels} (closed-set sentence accuracy {a.sentence_accuracy:.0%} against "
-                f"{b.sentence_accuracy:.0%}, WER {a.wer:.0%} against {b.wer:.0%}): the neural vocoder loses "
-                f"words that the mels carry."
-            )
+        if neural in by_name and griffin_lim in by_name:
+            notes += against_griffin_lim(by_name[neural], by_name[griffin_lim], mels)
     return notes
+
+
+def not_speech(rows: Sequence[RowResult], base: RowResult) -> list[str]:
+    """Rows at or below :data:`NOT_SPEECH_FRACTION` of ``base``'s (the recordings') closed-set sentence
+    accuracy: NOT SPEECH where the gap exceeds its error, within the error otherwise."""
+    recordings = Estimate.closed_set(base)
+    n = base.scores["closed"].clips
+    if recordings.value == 0.0:
+        # No line to fall below: a recogniser that misses every recording says nothing about the rows.
+        return [
+            f"NOTHING RECOGNISED: the recogniser found none of the {n} sentences in the recordings (closed "
+            "set), so no row can be judged against them."
+        ]
+    line = Estimate.closed_set(base, NOT_SPEECH_FRACTION)
+    line_text = f"the not-speech line, {line} ({100 * NOT_SPEECH_FRACTION:.0f} % of the recordings' {recordings})"
+    notes = []
+    for row in rows:
+        closed = Estimate.closed_set(row)
+        if row is base or closed.value > line.value:
+            continue
+        gap, error, beyond = gap_below(closed, line)
+        if beyond:
+            notes.append(
+                f"NOT SPEECH: {row.description}: the recogniser found {closed} of the sentences in the closed "
+                f"set, {100 * gap:.0f} points below {line_text}, beyond the error of {100 * error:.0f} "
+                f"({n} sentences); WER {row.scores['closed'].wer:.0%}. A listener would not hear these words."
+            )
+        else:
+            notes.append(within_error(f"{row.description} {closed}", line_text, gap, error, n))
+    return notes
+
+
+def against_griffin_lim(neural: RowResult, griffin_lim: RowResult, mels: str) -> list[str]:
+    """WORSE THAN GRIFFIN-LIM where ``neural`` is below ``griffin_lim`` (on the same ``mels``) by more than
+    the error of the difference, within the error where it is below by less; nothing where it is not
+    below."""
+    a, b = Estimate.closed_set(neural), Estimate.closed_set(griffin_lim)
+    if a.value >= b.value:
+        return []
+    gap, error, beyond = gap_below(a, b)
+    n = neural.scores["closed"].clips
+    if not beyond:
+        return [within_error(f"{neural.description} {a}", f"Griffin-Lim on the same {mels} {b}", gap, error, n)]
+    return [
+        f"WORSE THAN GRIFFIN-LIM: {neural.description} is understood less well than Griffin-Lim on the "
+        f"same {mels}: closed-set sentences {a} against {b} ({n} sentences), a gap of {100 * gap:.0f} points, "
+        f"beyond the error of the difference, {100 * error:.0f}. The neural vocoder loses words that the "
+        "mels carry."
+    ]

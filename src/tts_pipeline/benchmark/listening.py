@@ -20,8 +20,9 @@ The rows, from the upper reference point to what a user gets:
 ``tts_<vocoder>``                         FastPitch + that vocoder from the texts, fp32
 ========================================  ==========================================================
 
-A neural row below its Griffin-Lim row on the same mels means the vocoder loses what the mels carry;
-a row far below the recordings in the closed set is not speech (:func:`intelligibility.findings`).
+A neural row below its Griffin-Lim row on the same mels, by more than the error of the difference, means
+the vocoder loses what the mels carry; a row far below the recordings in the closed set is not speech
+(:func:`intelligibility.findings`).
 
 The same audio gives the pause table (:mod:`tts_pipeline.benchmark.pauses`): each row's level in the
 pauses of the mel it speaks, relative to its speech, and its noise floor; a vocoder row whose pauses are
@@ -46,6 +47,7 @@ from tts_pipeline.benchmark.intelligibility import (
     Recognizer,
     decode_all,
     findings,
+    percent_with_error,
     recognise,
     unknown_words,
     words_of,
@@ -249,8 +251,9 @@ def _recognise_rows(
         row = recognise(recognizer, name, row_description(name), clips, [next(heard) for _ in clips])
         closed, open_ = row.scores["closed"], row.scores["open"]
         log.info(
-            "benchmark: %s: closed-set sentence accuracy %.0f%%, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
-            row.description, 100 * closed.sentence_accuracy, 100 * closed.wer, 100 * closed.cer, 100 * open_.wer,
+            "benchmark: %s: closed-set sentence accuracy %s, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
+            row.description, percent_with_error(closed.sentence_accuracy, closed.sentence_accuracy_se),
+            100 * closed.wer, 100 * closed.cer, 100 * open_.wer,
         )  # fmt: skip
         rows.append(row)
     return {

@@ -25,7 +25,6 @@ open WER (PocketSphinx, :mod:`tts_pipeline.benchmark.intelligibility`). The synt
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,8 +62,7 @@ class Row:
     @property
     def sentence_error(self) -> float:
         """Binomial standard error of the closed-set sentence accuracy."""
-        p, n = self.closed.sentence_accuracy, self.closed.clips
-        return math.sqrt(p * (1.0 - p) / n) if n else math.nan
+        return self.closed.sentence_accuracy_se
 
     def as_dict(self) -> dict[str, Any]:
         return {
