@@ -8,6 +8,7 @@ import pytest
 
 from tts_pipeline.benchmark.document import intelligibility_markdown
 from tts_pipeline.benchmark.intelligibility import (
+    DECODES,
     Clip,
     Recognizer,
     RowResult,
@@ -210,3 +211,18 @@ def test_decoding_on_two_processes_gives_what_one_process_gives(spoken, recogniz
     sentences = [words_of(normalize_text(text)) for text in [*SENTENCES, *DISTRACTORS]]
     clips = spoken[:3]
     assert decode_all(sentences, clips, workers=2) == decode_all(sentences, clips, workers=1)
+
+
+def test_the_open_decode_of_the_first_clips_only_is_scored_over_those_and_shown_as_such(spoken, recognizer):
+    clips = [Clip(c.id, c.words, c.audio, RATE, DECODES if i < 2 else ("closed",)) for i, c in enumerate(spoken)]
+    row = recognise(recognizer, "speech", "eSpeak NG", clips)
+    assert row.scores["closed"].clips == len(spoken) and row.scores["open"].clips == 2
+    assert set(row.hypotheses["open"]) == {clips[0].id, clips[1].id}
+    closed_clips = [Clip(c.id, c.words, c.audio, RATE, ("closed",)) for c in spoken]
+    closed_only = recognise(recognizer, "speech", "eSpeak NG", closed_clips)
+    assert "open" not in closed_only.scores
+    section = {"utterance_ids": [c.id for c in spoken], "findings": [], "rows": [closed_only.as_dict()],
+               "unknown_words": [], "recogniser": "PocketSphinx", "decodes": {"closed": "c", "open": "o"}}  # fmt: skip
+    lines = "\n".join(intelligibility_markdown(section)).splitlines()
+    table_row = next(line for line in lines if line.startswith("| eSpeak NG"))
+    assert table_row.rstrip(" |").endswith("-"), table_row  # no open figure: a dash, not a crash

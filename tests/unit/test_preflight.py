@@ -95,7 +95,7 @@ def test_a_batch_larger_than_the_training_clips_is_refused(demo, tmp_path):
 
 
 def test_the_global_batch_is_checked_against_the_clips_the_corpus_can_give(demo, tmp_path):
-    # before the first run: 240 demo clips less 12 + 12 held out = at most 216 for training
+    # before the first run: 324 demo clips less 12 + 96 held out = at most 216 for training
     demo["fastpitch"]["global_batch_size"] = 224
     findings = _findings(demo, tmp_path)
     assert _keys(findings) == {"fastpitch.global_batch_size"}
@@ -104,7 +104,7 @@ def test_the_global_batch_is_checked_against_the_clips_the_corpus_can_give(demo,
 
 
 def test_a_split_that_leaves_no_training_clip_is_refused(demo, tmp_path):
-    demo["data"]["split"].update(val_size=200, test_size=40)
+    demo["data"]["split"].update(val_size=200, test_size=124)
     assert "data.split" in _keys(_findings(demo, tmp_path))
 
 

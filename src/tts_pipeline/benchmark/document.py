@@ -229,7 +229,7 @@ def intelligibility_markdown(section: Mapping[str, Any]) -> list[str]:
             "closed_sentence_accuracy": percent_with_error(
                 row["closed"]["sentence_accuracy"], row["closed"]["sentence_accuracy_se"]
             ),
-            **{f"{d}_{key}": row[d][key] for d in ("closed", "open") for key in figures},
+            **{f"{d}_{key}": (row.get(d) or {}).get(key) for d in ("closed", "open") for key in figures},
         }
         for row in section["rows"]
     ]
@@ -344,7 +344,7 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
         for decode in ("closed", "open"):
             for key in ("sentence_accuracy", "sentence_accuracy_se", "wer", "cer"):
                 # .get: a report.json an older version left on disk has no standard error.
-                metrics[f"asr_{decode}_{key}_{row['name']}"] = row[decode].get(key)
+                metrics[f"asr_{decode}_{key}_{row['name']}"] = (row.get(decode) or {}).get(key)
     pauses = report["quality"].get("pauses") or {}
     for row in pauses.get("rows", []):
         metrics[f"pause_level_db_{row['name']}"] = row["pause_level_db"]

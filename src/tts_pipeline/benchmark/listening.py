@@ -43,6 +43,7 @@ import torch
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
 from tts_pipeline.benchmark import other_vocoders, pauses
 from tts_pipeline.benchmark.intelligibility import (
+    DECODES,
     Clip,
     Recognizer,
     decode_all,
@@ -174,6 +175,7 @@ def listening_test(
     n_figures: int,
     workers: int = 1,
     recognise_rows: bool = True,
+    open_clips: int | None = None,
 ) -> ListeningResult:
     """Recognise every row, draw ``n_figures`` spectrogram figures and write their WAVs under ``out_dir``.
 
@@ -183,6 +185,8 @@ def listening_test(
         workers: Processes that decode at once (the recogniser is single-threaded).
         recognise_rows: False leaves the recogniser out (it is never imported): the section then has no
             rows, and says so; the pauses, figures and WAVs are the same.
+        open_clips: The first this many utterances also get the open-vocabulary decode (about five
+            closed decodes' time each); None = all of them.
     """
     from tts_pipeline.inference.postprocess import write_wav
     from tts_pipeline.plots import save_figure, spectrogram_panels
@@ -195,7 +199,7 @@ def listening_test(
     clean = encoder.clean
     rate = audio_cfg.sampling_rate
     if recognise_rows:
-        recognised = _recognise_rows(utterances, closed_set, clean, audio, rate, workers)
+        recognised = _recognise_rows(utterances, closed_set, clean, audio, rate, workers, open_clips)
     else:
         recognised = {"recogniser": "not run (benchmark.recognise: false)", "decodes": {}, "unknown_words": [],
                       "rows": [], "findings": []}  # fmt: skip
@@ -236,31 +240,37 @@ def _recognise_rows(
     audio: dict[str, list[np.ndarray]],
     rate: int,
     workers: int,
+    open_clips: int | None,
 ) -> dict[str, Any]:
-    """Both decodes of every row's clips: the section's recogniser, decodes, unknown words, rows, findings."""
+    """The closed decode of every row's clips and the open one of the first ``open_clips`` (None = all):
+    the section's recogniser, decodes, unknown words, rows, findings."""
     sentences = [words_of(clean(text)) for text in closed_set]
     recognizer = Recognizer(sentences)
     references = [words_of(clean(u.text)) for u in utterances]
+    n_open = len(utterances) if open_clips is None else min(open_clips, len(utterances))
+    decodes = [DECODES if index < n_open else ("closed",) for index in range(len(utterances))]
     clips_of = {
-        name: [Clip(u.id, words, a, rate) for u, words, a in zip(utterances, references, clips_audio, strict=True)]
+        name: [Clip(u.id, words, a, rate, which)
+               for u, words, a, which in zip(utterances, references, clips_audio, decodes, strict=True)]
         for name, clips_audio in audio.items()
-    }
+    }  # fmt: skip
     heard = iter(decode_all(sentences, [clip for clips in clips_of.values() for clip in clips], workers))
     rows = []
     for name, clips in clips_of.items():
         row = recognise(recognizer, name, row_description(name), clips, [next(heard) for _ in clips])
-        closed, open_ = row.scores["closed"], row.scores["open"]
+        closed, open_ = row.scores["closed"], row.scores.get("open")
         log.info(
-            "benchmark: %s: closed-set sentence accuracy %s, WER %.1f%%, CER %.1f%%; open WER %.1f%%",
+            "benchmark: %s: closed-set sentence accuracy %s, WER %.1f%%, CER %.1f%%; open WER %s",
             row.description, percent_with_error(closed.sentence_accuracy, closed.sentence_accuracy_se),
-            100 * closed.wer, 100 * closed.cer, 100 * open_.wer,
+            100 * closed.wer, 100 * closed.cer, "-" if open_ is None else f"{100 * open_.wer:.1f}%",
         )  # fmt: skip
         rows.append(row)
     return {
         "recogniser": "PocketSphinx en-US (acoustic model, dictionary and trigram LM of the pocketsphinx wheel)",
         "decodes": {
             "closed": f"JSGF grammar of the corpus's {recognizer.closed_set_size} distinct sentences",
-            "open": "the stock trigram language model (open vocabulary)",
+            "open": "the stock trigram language model (open vocabulary)"
+            + ("" if n_open == len(utterances) else f", on the first {n_open} of the {len(utterances)} sentences"),
         },
         "unknown_words": unknown_words(recognizer, references),
         "rows": [row.as_dict() for row in rows],

@@ -291,5 +291,5 @@ def _listening(
     closed_set = [record.text for records in splits.values() for record in records]
     return listening_test(
         utterances, closed_set, audio, tts, vocoders, inputs.out_dir, cfg.n_figures, cfg.threads,
-        recognise_rows=cfg.recognise,
+        recognise_rows=cfg.recognise, open_clips=cfg.open_decode_clips,
     )  # fmt: skip
