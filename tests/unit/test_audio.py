@@ -218,3 +218,27 @@ def test_griffin_lim_inverts_a_mel_to_audio_of_the_same_length_and_a_close_mel()
     with pytest.raises(ValueError, match="expected shape"):
         griffin_lim(mel[:10], cfg)
     assert np.array_equal(griffin_lim(mel, cfg), audio), "the same mel gives the same audio every call"
+
+
+def test_mel_inversion_gives_a_non_negative_spectrum_whose_mel_is_the_one_asked_for() -> None:
+    from tts_pipeline.audio import mel_basis, mel_to_magnitude
+
+    cfg = AudioConfig()
+    basis = mel_basis(cfg, cfg.mel_fmax, dtype=np.float64)
+    rng = np.random.default_rng(0)
+    spectrum = rng.gamma(0.5, 1.0, size=(basis.shape[1], 40))  # a real spectrum: the mel is reachable
+    wanted = basis @ spectrum
+    found = mel_to_magnitude(wanted, basis)
+    assert found.shape == spectrum.shape and (found >= 0).all()
+    assert np.abs(np.log(basis @ found) - np.log(wanted)).mean() < 0.01
+
+
+def test_griffin_lim_on_two_processes_gives_what_one_process_gives() -> None:
+    from tts_pipeline.benchmark.listening import griffin_lim_all
+
+    cfg = AudioConfig()
+    rng = np.random.default_rng(1)
+    mels = [rng.uniform(-8, 0, size=(cfg.n_mel_channels, frames)).astype(np.float32) for frames in (20, 31, 12)]
+    one = griffin_lim_all(mels, cfg, workers=1)
+    two = griffin_lim_all(mels, cfg, workers=2)
+    assert len(two) == 3 and all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))

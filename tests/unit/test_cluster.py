@@ -76,3 +76,21 @@ def test_shell_quoted_folder_names_are_refused_under_a_cluster_executor_only(tmp
         check_folder_names(hostile, "slurm", tmp_path)
     check_folder_names(hostile, "local", tmp_path)
     check_folder_names(parse_config({"experiment": "x", "results_dir": "out dir/results"}), "slurm", tmp_path)
+
+
+def test_threads_come_from_the_config_else_the_rule():
+    from tts_pipeline.workflow.pipeline import Pipeline
+
+    demo = Pipeline(load_config(REPO / "config/demo.yaml"))
+    # on 2 cores the vocoder's training runs beside the aligner -> durations -> FastPitch chain
+    for rule in ("train_hifigan", "train_aligner", "durations", "train_fastpitch", "extract_fastpitch_mels"):
+        assert demo.threads(rule, 2) == 1, rule
+    assert demo.threads("benchmark", 2) == 2 and demo.threads("features", 8) == 8
+    import yaml
+
+    raw = yaml.safe_load((REPO / "config/demo.yaml").read_text())
+    raw["cluster"]["resources"]["benchmark"]["threads"] = 3
+    assert Pipeline(raw).threads("benchmark", 2) == 3
+    rules = "\n".join(path.read_text() for path in (REPO / "workflow/rules").glob("*.smk"))
+    assert "threads: pipeline.threads(\"train_hifigan\", 2)" in rules
+    assert not [line for line in rules.splitlines() if line.strip().startswith("threads:") and "pipeline." not in line]

@@ -38,7 +38,7 @@ rule benchmark:
         paths.log("benchmark"),
     benchmark:
         paths.benchmark("benchmark")
-    threads: 2
+    threads: pipeline.threads("benchmark", 2)
     conda:
         "../envs/tts.yaml"
     shell:
@@ -93,7 +93,7 @@ rule report_pages:
         paths.log("report_pages"),
     benchmark:
         paths.benchmark("report_pages")
-    threads: 1
+    threads: pipeline.threads("report_pages", 1)
     conda:
         "../envs/tts.yaml"
     shell:

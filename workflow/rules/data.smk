@@ -16,7 +16,7 @@ rule corpus:
         paths.log("corpus"),
     benchmark:
         paths.benchmark("corpus")
-    threads: 1
+    threads: pipeline.threads("corpus", 1)
     conda:
         "../envs/tts.yaml"
     shell:
@@ -47,7 +47,7 @@ rule manifest:
         paths.log("manifest"),
     benchmark:
         paths.benchmark("manifest")
-    threads: 4
+    threads: pipeline.threads("manifest", 4)
     conda:
         "../envs/tts.yaml"
     shell:

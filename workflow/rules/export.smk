@@ -21,7 +21,7 @@ rule export_voice:
         paths.log("export_voice"),
     benchmark:
         paths.benchmark("export_voice")
-    threads: 2
+    threads: pipeline.threads("export_voice", 2)
     conda:
         "../envs/tts.yaml"
     shell:

@@ -26,7 +26,7 @@ rule train_fastpitch:
         paths.log("train_fastpitch"),
     benchmark:
         paths.benchmark("train_fastpitch")
-    threads: 2
+    threads: pipeline.threads("train_fastpitch", 2)
     conda:
         "../envs/tts.yaml"
     shell:
@@ -59,7 +59,7 @@ rule extract_fastpitch_mels:
         paths.log("extract_fastpitch_mels"),
     benchmark:
         paths.benchmark("extract_fastpitch_mels")
-    threads: 2
+    threads: pipeline.threads("extract_fastpitch_mels", 2)
     conda:
         "../envs/tts.yaml"
     shell:

@@ -22,7 +22,7 @@ rule features:
         paths.log("features"),
     benchmark:
         paths.benchmark("features")
-    threads: 8
+    threads: pipeline.threads("features", 8)
     conda:
         "../envs/tts.yaml"
     shell:
@@ -57,7 +57,7 @@ rule train_aligner:
         paths.log("train_aligner"),
     benchmark:
         paths.benchmark("train_aligner")
-    threads: 2
+    threads: pipeline.threads("train_aligner", 2)
     conda:
         "../envs/tts.yaml"
     shell:
@@ -92,7 +92,7 @@ rule durations:
         paths.log("durations"),
     benchmark:
         paths.benchmark("durations")
-    threads: 2
+    threads: pipeline.threads("durations", 2)
     conda:
         "../envs/tts.yaml"
     shell:

@@ -24,7 +24,7 @@ rule train_hifigan:
         paths.log("train_hifigan"),
     benchmark:
         paths.benchmark("train_hifigan")
-    threads: 2
+    threads: pipeline.threads("train_hifigan", 2)
     conda:
         "../envs/tts.yaml"
     shell:
@@ -61,7 +61,7 @@ rule finetune_hifigan:
         paths.log("finetune_hifigan"),
     benchmark:
         paths.benchmark("finetune_hifigan")
-    threads: 2
+    threads: pipeline.threads("finetune_hifigan", 2)
     conda:
         "../envs/tts.yaml"
     shell:

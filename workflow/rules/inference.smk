@@ -21,7 +21,7 @@ rule synthesize:
         paths.log("synthesize"),
     benchmark:
         paths.benchmark("synthesize")
-    threads: 2
+    threads: pipeline.threads("synthesize", 2)
     conda:
         "../envs/tts.yaml"
     shell:

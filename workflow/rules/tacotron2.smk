@@ -25,7 +25,7 @@ rule train_tacotron2:
         paths.log("train_tacotron2"),
     benchmark:
         paths.benchmark("train_tacotron2")
-    threads: 2
+    threads: pipeline.threads("train_tacotron2", 2)
     conda:
         "../envs/tts.yaml"
     shell:

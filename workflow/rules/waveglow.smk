@@ -25,7 +25,7 @@ rule train_waveglow:
         paths.log("train_waveglow"),
     benchmark:
         paths.benchmark("train_waveglow")
-    threads: 2
+    threads: pipeline.threads("train_waveglow", 2)
     conda:
         "../envs/tts.yaml"
     shell:

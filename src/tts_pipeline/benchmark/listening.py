@@ -133,6 +133,7 @@ def row_audio(
     audio_cfg: AudioConfig,
     tts: dict[str, Synthesizer],
     vocoders: dict[str, Synthesizer],
+    workers: int = 1,
 ) -> RowAudio:
     """The audio of every row (:data:`ROW_DESCRIPTIONS`) for every utterance, and the mels it speaks.
 
@@ -141,12 +142,13 @@ def row_audio(
             ``"tts"`` in fp32 (required; Griffin-Lim on FastPitch mels uses its mels), ``"tts_bf16"``...
         vocoders: ``"base"`` and ``"fine_tuned"`` HiFi-GAN synthesizers for copy synthesis (no denoiser, no
             fade), and one per other vocoder the benchmark has, by kind (:mod:`.other_vocoders`).
+        workers: Processes that run Griffin-Lim at once.
     """
     rate = audio_cfg.sampling_rate
     mels = [np.load(u.mel, allow_pickle=False).astype(np.float32) for u in utterances]
     audio: dict[str, list[np.ndarray]] = {
         "recordings": [load_wav(u.wav, rate, audio_cfg.max_wav_value) for u in utterances],
-        "griffin_lim_ground_truth": [griffin_lim(mel, audio_cfg) for mel in mels],
+        "griffin_lim_ground_truth": griffin_lim_all(mels, audio_cfg, workers),
     }
     for name in ("base", "fine_tuned"):
         if name in vocoders:
@@ -157,12 +159,28 @@ def row_audio(
     row_mels = dict.fromkeys(audio, mels)
     texts = [u.text for u in utterances]
     spoken = {name: synth.synthesize(texts) for name, synth in tts.items()}
-    audio["griffin_lim_fastpitch"] = [griffin_lim(u.mel, audio_cfg) for u in spoken["tts"]]
+    audio["griffin_lim_fastpitch"] = griffin_lim_all([u.mel for u in spoken["tts"]], audio_cfg, workers)
     row_mels["griffin_lim_fastpitch"] = [u.mel for u in spoken["tts"]]
     for name, said in spoken.items():
         audio[name] = [u.audio for u in said]
         row_mels[name] = [u.mel for u in said]
     return RowAudio(audio, row_mels)
+
+
+def griffin_lim_all(mels: Sequence[np.ndarray], audio_cfg: AudioConfig, workers: int) -> list[np.ndarray]:
+    """:func:`tts_pipeline.audio.griffin_lim` of each ``(n_mels, T)`` mel, in order, on ``workers``
+    processes (its FFTs hold the interpreter: threads would not overlap); ``workers`` 1 runs here."""
+    if workers <= 1 or len(mels) < 2:
+        return [griffin_lim(mel, audio_cfg) for mel in mels]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    # spawn: the parent holds torch's thread pools, which a forked child must not inherit.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        chunk = max(1, len(mels) // (4 * workers))
+        return list(pool.map(partial(griffin_lim, cfg=audio_cfg), mels, chunksize=chunk))
 
 
 def listening_test(
@@ -191,7 +209,7 @@ def listening_test(
     from tts_pipeline.inference.postprocess import write_wav
     from tts_pipeline.plots import save_figure, spectrogram_panels
 
-    rows_audio = row_audio(utterances, audio_cfg, tts, vocoders)
+    rows_audio = row_audio(utterances, audio_cfg, tts, vocoders, workers)
     audio = rows_audio.audio
     # The words as the text front end spells them out ("2" -> "two"): what a listener should hear.
     encoder = tts["tts"].text_encoder

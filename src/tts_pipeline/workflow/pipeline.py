@@ -251,6 +251,10 @@ class Pipeline:
     def watch_for_stop(self) -> None:
         self.stopping.arm()
 
+    def threads(self, stage: str, default: int) -> int:
+        """The threads of a rule's job: ``cluster.resources.<stage>.threads``, else the rule's ``default``."""
+        return getattr(self.config.cluster.resources, stage).threads or default
+
     def job_resources(self, stage: str) -> dict[str, int]:
         """``mem_mb``, ``runtime`` (minutes) and ``cpus_per_task`` of a rule (``cluster.resources``)."""
         return cluster.job_resources(self.config, stage)
