@@ -226,3 +226,14 @@ def test_the_open_decode_of_the_first_clips_only_is_scored_over_those_and_shown_
     lines = "\n".join(intelligibility_markdown(section)).splitlines()
     table_row = next(line for line in lines if line.startswith("| eSpeak NG"))
     assert table_row.rstrip(" |").endswith("-"), table_row  # no open figure: a dash, not a crash
+
+
+def test_the_closed_set_grammar_shares_prefixes_and_accepts_exactly_the_sentences():
+    from tts_pipeline.benchmark.intelligibility import prefix_tree_rule
+
+    assert prefix_tree_rule(["a b", "a c", "d"]) == "( a ( b | c ) | d )"
+    # a sentence that is the prefix of another ends where the other goes on
+    assert prefix_tree_rule(["a", "a b"]) == "a ( <NULL> | b )"
+    assert prefix_tree_rule(["x y z"]) == "x y z"
+    with pytest.raises(ValueError, match="no sentence"):
+        prefix_tree_rule([""])

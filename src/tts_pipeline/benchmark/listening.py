@@ -251,6 +251,14 @@ def listening_test(
     return ListeningResult(section=section, pauses=pause_rows, figures=figures, wavs=wavs)
 
 
+def _open_decode(n_open: int, n_clips: int) -> str:
+    """What the open decode was, for the report."""
+    if n_open == 0:
+        return "not run (benchmark.open_decode_clips: 0)"
+    which = "" if n_open == n_clips else f", on the first {n_open} of the {n_clips} sentences"
+    return f"the stock trigram language model (open vocabulary){which}"
+
+
 def _recognise_rows(
     utterances: Sequence[Utterance],
     closed_set: Sequence[str],
@@ -287,8 +295,7 @@ def _recognise_rows(
         "recogniser": "PocketSphinx en-US (acoustic model, dictionary and trigram LM of the pocketsphinx wheel)",
         "decodes": {
             "closed": f"JSGF grammar of the corpus's {recognizer.closed_set_size} distinct sentences",
-            "open": "the stock trigram language model (open vocabulary)"
-            + ("" if n_open == len(utterances) else f", on the first {n_open} of the {len(utterances)} sentences"),
+            "open": _open_decode(n_open, len(utterances)),
         },
         "unknown_words": unknown_words(recognizer, references),
         "rows": [row.as_dict() for row in rows],
