@@ -438,6 +438,28 @@ def test_a_pretrained_checkpoint_replaces_its_training_rule(demo_run, tmp_path):
     assert f"--init-from {generator} --init-discriminators {discriminators}" in out
 
 
+def test_a_warm_start_file_is_an_input_of_its_training_and_checked_before_any_job(tmp_path):
+    """``init_from`` keeps the training rule in the DAG, hands it the file (a declared input: a new file
+    reruns training) and is refused before any job when the file was trained on other mels."""
+    from tts_pipeline.config import load_config
+
+    from ..warm_start_files import fastpitch_file, generator_file
+
+    tiny = load_config(tiny_demo(tmp_path))
+    fastpitch, generator = fastpitch_file(tmp_path / "voice.pt", tiny), generator_file(tmp_path / "g.pt", tiny)
+    config = tiny_demo(tmp_path, fastpitch__init_from=str(fastpitch), hifigan__init_from=str(generator))
+    plan = snakemake(tmp_path, "-n", "-p", config=config)
+    out = plan.stdout + plan.stderr
+    assert {"train_fastpitch", "train_hifigan", "finetune_hifigan"} <= jobs(plan)
+    assert f"--warm-start {fastpitch}" in out and f"--warm-start {generator}" in out
+
+    fastpitch_file(fastpitch, tiny, audio={"n_mel_channels": 64})
+    refused = snakemake(tmp_path, config=config, check=False)
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and f"fastpitch.init_from: {fastpitch}" in out and "audio.n_mel_channels" in out
+    assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
+
+
 def test_after_a_hard_kill_unlock_and_rerun_and_the_killed_runs_end_killed(tmp_path):
     """``kill -9`` of Snakemake and its jobs mid-DAG (a power cut): the rerun names the lock, ``--unlock``
     clears it, the rerun finishes, and the killed invocation's MLflow runs end KILLED, not RUNNING."""

@@ -10,6 +10,7 @@ rule train_fastpitch:
         val=paths.manifest("val"),
         features=paths.features_index,
         durations=paths.durations_index,
+        **pipeline.warm_start("fastpitch"),
     output:
         model=paths.fastpitch_model,
         metrics=paths.fastpitch_metrics,
@@ -19,6 +20,7 @@ rule train_fastpitch:
         manifest_dir=pipeline.input_folder("train"),
         features_dir=pipeline.input_folder("features"),
         work_dir=paths.work("train_fastpitch"),
+        warm_start=pipeline.optional_input_option("--warm-start", "init_from"),
     resources:
         gpu=pipeline.gpus("train_fastpitch"),
         **pipeline.job_resources("train_fastpitch"),
@@ -33,7 +35,7 @@ rule train_fastpitch:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-fastpitch --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --work-dir {params.work_dir:q}"
-        " --model {output.model:q} --metrics {output.metrics:q} 2> {log:q}"
+        " --model {output.model:q} --metrics {output.metrics:q} {params.warm_start:q} 2> {log:q}"
 
 
 rule extract_fastpitch_mels:

@@ -8,6 +8,7 @@ rule train_hifigan:
     input:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
+        **pipeline.warm_start("hifigan"),
     output:
         model=paths.hifigan_model,
         metrics=paths.hifigan_metrics,
@@ -17,6 +18,7 @@ rule train_hifigan:
         code=pipeline.code("train_hifigan"),
         manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("train_hifigan"),
+        warm_start=pipeline.optional_input_option("--warm-start", "init_from"),
     resources:
         gpu=pipeline.gpus("train_hifigan"),
         **pipeline.job_resources("train_hifigan"),
@@ -33,7 +35,7 @@ rule train_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --state {output.state:q} 2> {log:q}"
+        " --state {output.state:q} {params.warm_start:q} 2> {log:q}"
 
 
 rule finetune_hifigan:

@@ -4,7 +4,8 @@ Use it after editing a config: it reports every unknown key, wrong type and bad 
 key's full path, exactly as the workflow does before any job starts, and then the settings the data
 cannot carry (:mod:`tts_pipeline.preflight`): a HiFi-GAN segment longer than the longest training
 clip, a batch larger than the training set or than memory allows, benchmark batch sizes past any
-memory; epochs or steps that imply months of training are a warning with the estimate. The training
+memory, a warm-start file (``fastpitch.init_from``, ``hifigan.init_from``) trained on other mels, symbols
+or network sizes; epochs or steps that imply months of training are a warning with the estimate. The training
 manifest is read when an earlier run wrote it (relative paths from the working directory, as the
 workflow reads them). ``--section STAGE`` prints instead the JSON the workflow passes to that stage's
 ``--section``, to run a stage by hand.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, create_model, model_validator
 
@@ -125,9 +125,26 @@ class HiFiGANConfig(
         "hifigan_discrim_checkpoint_*.pt, jik876's do_*): fine-tuning starts from them too, as NVIDIA's "
         "recipe does; null: fresh discriminators (or the ones inside a checkpoint of this pipeline).",
     )
+    init_from: str | None = Field(
+        None,
+        description="Warm start (adapt a trained voice): train_hifigan starts from this generator (a model "
+        "file or trainer checkpoint of this pipeline, NVIDIA's hifigan_gen_checkpoint_*.pt, jik876's g_*) "
+        "instead of a random init, and trains on this corpus for `epochs` / `max_steps` at `learning_rate`, "
+        "with fresh optimisers, schedule and step counter; the discriminators come from the file when it holds "
+        "them (a trainer checkpoint), else they start fresh. Checked before any job: its audio settings "
+        "(sampling rate, n_fft, hop, window, mel channels, fmin/fmax), where the file records them, and its "
+        "generator shape must match the audio and hifigan sections. Fine-tuning on FastPitch mels then starts "
+        "from this run, as from any base run. null: random init. Not with `checkpoint`, which replaces "
+        "train_hifigan with the file as it is.",
+    )
 
     @model_validator(mode="after")
     def _shapes_agree(self) -> HiFiGANConfig:
+        if self.checkpoint is not None and self.init_from is not None:
+            raise ValueError(
+                "init_from: hifigan.checkpoint and hifigan.init_from exclude each other (checkpoint uses the "
+                "file as it is and skips train_hifigan; init_from trains from it); set one of them"
+            )
         if self.discriminator_checkpoint is not None and self.checkpoint is None:
             raise ValueError("discriminator_checkpoint: needs hifigan.checkpoint, the generator it belongs to")
         if len(self.upsample_kernel_sizes) != len(self.upsample_rates):
@@ -259,7 +276,38 @@ class FastPitchConfig(_FastPitchNetwork):
         description="A pretrained FastPitch model file: the workflow skips train_fastpitch and uses it "
         "(to extract fine-tuning mels and to synthesise).",
     )
+    init_from: str | None = Field(
+        None,
+        description="Warm start (adapt a trained voice): train_fastpitch starts from this FastPitch's weights "
+        "(a model file of this pipeline, or NVIDIA's DLE / NGC checkpoint) instead of a random init, and trains "
+        "on this corpus for `epochs` / `max_steps` at this section's learning rate and Noam warm-up, with a fresh "
+        "optimiser and step counter. Checked before any job: its network keys must match this section, its "
+        "symbol table text.symbol_set (and the durations' table), its cleaners text.cleaners (when the file "
+        "records them), its mel channels and mel settings the audio section. Pitch is normalised with the new "
+        "corpus's statistics (features/pitch_stats.json, the new speaker's), and the model file written "
+        "records those, not the file's. null: random init. Not with `checkpoint`, which replaces "
+        "train_fastpitch with the file as it is.",
+    )
+    freeze: list[Annotated[str, Field(pattern=r"^[A-Za-z_]\w*(\.\w+)*$")]] = Field(
+        [],
+        description="With init_from: parameter-name prefixes kept as the file has them during training "
+        "(requires_grad off, left out of the optimiser), matched on whole dotted names: e.g. 'encoder' (the "
+        "symbol embedding and the encoder), 'encoder.word_emb' (the embedding alone), 'decoder', 'proj', "
+        "'duration_predictor', 'pitch_predictor', 'pitch_emb', 'energy_predictor', 'energy_emb'. "
+        "[]: everything trains.",
+    )
     extract_batch_size: int = Field(16, ge=1, description="Batch of the teacher-forced mel extraction.")
+
+    @model_validator(mode="after")
+    def _warm_start(self) -> FastPitchConfig:
+        if self.checkpoint is not None and self.init_from is not None:
+            raise ValueError(
+                "init_from: fastpitch.checkpoint and fastpitch.init_from exclude each other (checkpoint uses the "
+                "file as it is and skips train_fastpitch; init_from trains from it); set one of them"
+            )
+        if self.freeze and self.init_from is None:
+            raise ValueError("freeze: needs fastpitch.init_from (frozen parameters would keep their random init)")
+        return self
 
     @model_validator(mode="after")
     def _shapes_agree(self) -> FastPitchConfig:

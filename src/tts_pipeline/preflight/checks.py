@@ -6,7 +6,9 @@
   :data:`MEMORY_CEILING` is refused;
 - ``benchmark.batch_sizes`` and ``inference.batch_size``: the same memory bound on synthesis;
 - ``<section>.epochs`` / ``max_steps`` (and ``hifigan.fine_tune_epochs``): a warning with the time they
-  imply (:mod:`.training_time`) when it exceeds :data:`~.training_time.WARN_SECONDS`.
+  imply (:mod:`.training_time`) when it exceeds :data:`~.training_time.WARN_SECONDS`;
+- ``fastpitch.init_from`` / ``hifigan.init_from`` (and ``fastpitch.freeze``): the warm-start file exists,
+  loads and fits the config (:mod:`.warm_start`).
 
 Only the trainings in the DAG are checked: a section the config does not train with (Tacotron 2 under
 ``durations.source: aligner``, a pretrained model's) may hold anything.
@@ -23,6 +25,7 @@ from tts_pipeline.preflight import memory
 from tts_pipeline.preflight.findings import Finding
 from tts_pipeline.preflight.training_data import TrainingData, training_data
 from tts_pipeline.preflight.training_time import WARN_SECONDS, training_steps, training_time
+from tts_pipeline.preflight.warm_start import check_warm_starts
 from tts_pipeline.sizes import describe_bytes
 
 MEMORY_CEILING = 256 * 1024**3
@@ -44,7 +47,12 @@ DEFAULT_BENCHMARK_CHARACTERS = 128
 
 
 def check_settings(
-    config: Any, *, manifest: str | Path, trainings: Mapping[str, str], benchmark_phrases: str | Path | None = None
+    config: Any,
+    *,
+    manifest: str | Path,
+    trainings: Mapping[str, str],
+    benchmark_phrases: str | Path | None = None,
+    durations_index: str | Path | None = None,
 ) -> list[Finding]:
     """Every finding about ``config``.
 
@@ -53,6 +61,8 @@ def check_settings(
         manifest: The training manifest (``R/data/manifest.train.jsonl``), read when it exists.
         trainings: The training rules of the DAG -> their ``metrics.json`` (where the last run's speed is).
         benchmark_phrases: The benchmark's phrase file, read for its longest phrase when it exists.
+        durations_index: The durations' index (``R/features/durations.json``): a warm-started FastPitch's
+            symbols are checked against its TextGrid phones when it exists.
     """
     data = training_data(config, manifest)
     sections = sorted({TRAININGS[rule][0] for rule in trainings if rule in TRAININGS})
@@ -69,6 +79,7 @@ def check_settings(
     for rule, metrics in trainings.items():
         if rule in TRAININGS:
             findings += _training_time(config, rule, metrics, data)
+    findings += check_warm_starts(config, durations_index=durations_index)
     return findings
 
 

@@ -11,18 +11,28 @@ Launch with ``torchrun --standalone --nproc_per_node=N -m tts_pipeline train_fas
 as a plain command on the CPU. Resumable: checkpoints go to ``--work-dir`` every
 ``fastpitch.checkpoint_every_n_epochs`` epochs and when training stops; a rerun continues from the
 newest one (in the same MLflow run) unless the settings that shape training changed.
+
+Warm start (``fastpitch.init_from``, passed as ``--warm-start``): training starts from the weights of
+that file (a model file of this pipeline or NVIDIA's checkpoint) instead of a random init, after
+checking it against the config and the durations' symbol table; the optimiser and the step counter
+start fresh, ``fastpitch.freeze`` keeps parts as the file has them, and pitch is normalised with this
+corpus's statistics, which the model file records. The file's SHA-256 is part of the resume hash and
+tags the MLflow run (``init_from_sha256``).
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, training_summary
 from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, add_gpus_argument, run_training
 
 if TYPE_CHECKING:
+    from tts_pipeline.config import AudioConfig, FastPitchConfig
+    from tts_pipeline.models.fastpitch.data import TextSettings
+    from tts_pipeline.training.fastpitch.warm_start import FastPitchInit
     from tts_pipeline.training.loop import TrainingResult
 
 STAGE = "train_fastpitch"
@@ -43,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="resumable checkpoints, outside the outputs (R/work/train_fastpitch)",
     )
     add_gpus_argument(parser, "GPUs (0 = the CPU); default fastpitch.gpus; torchrun starts one process per GPU")
+    parser.add_argument(
+        "--warm-start",
+        type=Path,
+        default=None,
+        help="start from this FastPitch's weights (model file or NVIDIA checkpoint); default fastpitch.init_from",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -51,6 +67,7 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings
     from tts_pipeline.models.fastpitch.model_file import save_fastpitch
     from tts_pipeline.training import fastpitch as trainer
+    from tts_pipeline.training.warm_start import file_digest
 
     payload = load_stage_section(args, STAGE)
     cfg: FastPitchConfig = parse_section(FastPitchConfig, payload["fastpitch"], "fastpitch")
@@ -58,6 +75,8 @@ def run(args: argparse.Namespace) -> None:
     features = FeatureLayout(args.features_dir)
     text = TextSettings.from_durations_index(features.durations_index, payload["text.cleaners"])
     pitch = PitchStats.read(features.pitch_stats)
+    init_from = args.warm_start if args.warm_start is not None or cfg.init_from is None else Path(cfg.init_from)
+    init_digest = file_digest(init_from, "fastpitch.init_from") if init_from is not None else None
 
     def datasets(*splits: list) -> list[FastPitchDataset | None]:
         n_mels, energy = audio.n_mel_channels, cfg.energy_conditioning
@@ -68,9 +87,19 @@ def run(args: argparse.Namespace) -> None:
             for records in splits
         ]
 
-    def fit(run: TrainingRun, train_set: FastPitchDataset, val_set: FastPitchDataset | None) -> TrainingResult:
+    def starting_weights(run: TrainingRun) -> dict[str, Any]:
+        """The warm start's weights, checked against the config, unless the run resumes (its checkpoint wins)."""
+        if init_from is None or run.io.checkpoint is not None:
+            return {"init": None}
+        return {"init": _warm_start(init_from, cfg, audio, text, features.durations_index)}
+
+    def fit(
+        run: TrainingRun, train_set: FastPitchDataset, val_set: FastPitchDataset | None, init: Any
+    ) -> TrainingResult:
         frame_period_s = audio.hop_length / audio.sampling_rate
-        return trainer.fit(cfg, train_set, val_set, run.io, text=text, pitch=pitch, frame_period_s=frame_period_s)
+        return trainer.fit(
+            cfg, train_set, val_set, run.io, text=text, pitch=pitch, frame_period_s=frame_period_s, init=init
+        )
 
     def save(result: TrainingResult, run: TrainingRun) -> None:
         save_fastpitch(
@@ -82,6 +111,7 @@ def run(args: argparse.Namespace) -> None:
             text=text,
             pitch=pitch,
             audio=audio,
+            warm_started_from=result.metrics.get("warm_started_from"),
         )
 
     def summary(result: TrainingResult) -> str:
@@ -95,12 +125,40 @@ def run(args: argparse.Namespace) -> None:
             name=STAGE,
             section="fastpitch",
             settings=cfg,
-            resume_hash=trainer.resume_hash(payload["fastpitch"], payload["audio"], text, pitch),
+            resume_hash=trainer.resume_hash(
+                payload["fastpitch"], payload["audio"], text, pitch, init_digest=init_digest
+            ),
             datasets=datasets,
             fit=fit,
             save=save,
-            tags={"optimizer": cfg.optimizer},
+            tags={"optimizer": cfg.optimizer, **({"init_from_sha256": init_digest} if init_digest else {})},
             tag_parameter_count=True,
             summary=summary,
+            prepare=starting_weights,
         ),
     )
+
+
+def _warm_start(
+    path: Path, cfg: FastPitchConfig, audio: AudioConfig, text: TextSettings, durations_index: Path
+) -> FastPitchInit:
+    """Read the file a warm start begins from and check it against the section, the audio settings and
+    the durations' symbol table; UserError naming ``fastpitch.init_from`` when it does not fit."""
+    from tts_pipeline.config import TextConfig
+    from tts_pipeline.training.fastpitch import warm_start
+    from tts_pipeline.training.warm_start import refuse
+
+    # A file that records no text settings (NVIDIA's) takes them from what this training reads.
+    text_section = TextConfig(cleaners=text.cleaners, **({"symbol_set": text.symbol_set} if text.symbol_set else {}))
+    init = warm_start.read_init(path, text=text_section, audio=audio)
+    found = warm_start.mismatches(
+        init,
+        section=cfg,
+        audio=audio,
+        cleaners=text.cleaners,
+        symbols=text.symbols,
+        symbol_set=text.symbol_set,
+        symbols_origin=str(durations_index),
+    )
+    refuse("fastpitch.init_from", found)
+    return init

@@ -210,7 +210,12 @@ class TeacherForcedLoop(EpochLoop):
         return figures
 
     def save_checkpoint(self) -> None:
-        self.state.save(self.manager, self.run_id, {"world_size": self.context.world_size, "accumulation": self.k})
+        self.state.save(self.manager, self.run_id, self.checkpoint_extra())
+
+    def checkpoint_extra(self) -> dict[str, Any]:
+        """What a checkpoint records besides the state: the processes and the accumulation (a subclass
+        may add its own)."""
+        return {"world_size": self.context.world_size, "accumulation": self.k}
 
     # -- the end -----------------------------------------------------------------------------------
 

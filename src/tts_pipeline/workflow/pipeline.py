@@ -57,6 +57,7 @@ class Pipeline:
             manifest=self.paths.manifest("train"),
             trainings=self.training_metrics(),
             benchmark_phrases=self.benchmark_phrases(),
+            durations_index=self.paths.durations_index,
         )
 
     def shipped(self, path: str) -> str:
@@ -123,6 +124,13 @@ class Pipeline:
     def tacotron2_model(self) -> str:
         """The Tacotron 2 the durations come from: ``tacotron2.checkpoint`` or the trained one."""
         return self.config.tacotron2.checkpoint or self.paths.tacotron2_model
+
+    def warm_start(self, section: str) -> dict[str, str]:
+        """The ``init_from`` input of a training rule: ``{"init_from": <section>.init_from}`` when the config
+        warm-starts that model (training starts from the file's weights), else ``{}``. A declared input, so
+        a new or changed file reruns the training."""
+        path = getattr(self.config, section).init_from
+        return {"init_from": path} if path is not None else {}
 
     def inference_phrases(self) -> str:
         """The phrase file ``synthesize`` reads: ``inference.phrases``, or the val manifest (devset10)."""

@@ -50,9 +50,11 @@ def save_fastpitch(
     text: TextSettings,
     pitch: PitchStats,
     audio: AudioConfig,
+    warm_started_from: str | None = None,
 ) -> None:
     """Write ``model.pt``: weights, constructor arguments, step and epoch, the text settings with the
-    symbol table, the pitch statistics and the audio section."""
+    symbol table, the pitch statistics (the training corpus's, also for a warm start) and the audio
+    section; ``warm_started_from``, the file a warm start began from, when there was one."""
     extra = {
         "kind": "fastpitch",
         "epoch": epoch,
@@ -62,6 +64,8 @@ def save_fastpitch(
         "pitch_std": pitch.std,
         "audio": audio.model_dump(mode="json"),
     }
+    if warm_started_from is not None:
+        extra["warm_started_from"] = warm_started_from
     save_model_file(path, model, model.model_config(), step, extra)
 
 

@@ -46,14 +46,19 @@ def save_generator(
     epoch: int,
     learning_rate: float | None,
     fine_tuned_from: str | None,
+    warm_started_from: str | None = None,
 ) -> None:
-    """Write ``model.pt``: generator weights (weight norm kept), its config, step, audio section, lr."""
+    """Write ``model.pt``: generator weights (weight norm kept), its config, step, audio section, lr, and
+    the file training began from: ``fine_tuned_from`` (fine-tuning) or ``warm_started_from`` (a warm
+    start of base training), when there was one."""
     extra = {
         "audio": audio_cfg.model_dump(mode="json"),
         "epoch": epoch,
         "learning_rate": learning_rate,
         "fine_tuned_from": fine_tuned_from,
     }
+    if warm_started_from is not None:
+        extra["warm_started_from"] = warm_started_from
     save_model_file(path, generator, generator.model_config(), step, extra)
 
 

@@ -32,8 +32,13 @@ next batch of the same epoch order, in the same MLflow run. The step, the valida
 epoch loop are the ones Tacotron 2 shares (:mod:`tts_pipeline.training.teacher_forced`, on the shared
 :class:`tts_pipeline.training.loop.EpochLoop`).
 
+Warm start (``fastpitch.init_from``): a new run whose weights start from a trained model's file (checked
+against the config), with a fresh optimiser and step counter, ``fastpitch.freeze`` parts left as the file
+has them, and the pitch buffers set to this corpus's statistics.
+
 Modules: :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks), :mod:`.state` (model, optimiser,
-Noam rate, resume hash), :mod:`.step` (one optimiser step, its loss terms), :mod:`.validation` (plots).
+Noam rate, resume hash), :mod:`.step` (one optimiser step, its loss terms), :mod:`.validation` (plots),
+:mod:`.warm_start` (the file a warm start begins from: read, checked, loaded).
 """
 
 from tts_pipeline.training.fastpitch.loop import fit

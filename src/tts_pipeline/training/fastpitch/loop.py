@@ -9,10 +9,12 @@ from typing import Any
 from tts_pipeline.config import FastPitchConfig
 from tts_pipeline.models.fastpitch import FastPitch
 from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
+from tts_pipeline.training.checkpoint import Checkpoint
 from tts_pipeline.training.engine import learning_rate
 from tts_pipeline.training.fastpitch.state import FastPitchState, build_state
 from tts_pipeline.training.fastpitch.step import Runtime, loss_names, train_step
 from tts_pipeline.training.fastpitch.validation import log_plots
+from tts_pipeline.training.fastpitch.warm_start import FastPitchInit, apply_warm_start
 from tts_pipeline.training.loop import LoopIO, TrainingResult
 from tts_pipeline.training.teacher_forced import TeacherForcedLoop
 
@@ -26,6 +28,7 @@ def fit(
     text: TextSettings,
     pitch: PitchStats,
     frame_period_s: float,
+    init: FastPitchInit | None = None,
 ) -> TrainingResult[FastPitch]:
     """Train (or continue) FastPitch until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
 
@@ -37,14 +40,17 @@ def fit(
         text: The symbol table (its size is the model's ``n_symbols``) and its origin (plot labels).
         pitch: Pitch statistics (stored in the model's buffers; plots convert to Hz with them).
         frame_period_s: ``hop / sampling_rate``, for plot axes.
+        init: Warm start from this file's weights (``fastpitch.init_from``; ignored when resuming: the
+            run's own checkpoint wins); the pitch buffers keep ``pitch``. The optimiser and the step
+            counter start fresh either way.
 
     Where the section's settings go: the loop's (epochs, batches, cadences, seed) and
     ``length_bucketing`` / ``bucket_pool`` to :class:`tts_pipeline.training.loop.EpochLoop`; the model,
-    optimiser and ``learning_rate`` / ``warmup_steps`` to :func:`build_state` and the step's Noam rate;
+    optimiser, ``freeze`` and ``learning_rate`` / ``warmup_steps`` to :func:`build_state` and the step's Noam rate;
     ``amp`` to the precision; the loss scales and ``grad_clip`` to :func:`train_step` (via
     :class:`Runtime`); ``n_plots`` to :meth:`_Loop.validate`.
     """
-    return _Loop(cfg, train_set, val_set, text, pitch, frame_period_s, io).train(io.checkpoint)
+    return _Loop(cfg, train_set, val_set, text, pitch, frame_period_s, io, init=init).train(io.checkpoint)
 
 
 class _Loop(TeacherForcedLoop):
@@ -62,6 +68,8 @@ class _Loop(TeacherForcedLoop):
         pitch: PitchStats,
         frame_period_s: float,
         io: LoopIO,
+        *,
+        init: FastPitchInit | None = None,
     ) -> None:
         super().__init__(cfg, "fastpitch", train_set, val_set, io, collate_fn=collate)
         context = self.context
@@ -76,6 +84,23 @@ class _Loop(TeacherForcedLoop):
             cfg=cfg,
             accumulation=self.k,
         )
+        self.init = init
+        # The file a warm start began from (train sets it, from the init or the resumed checkpoint).
+        self.warm_started_from: str | None = None
+
+    def train(self, checkpoint: Checkpoint | None) -> TrainingResult[FastPitch]:
+        """Resume from ``checkpoint``, or start from the warm-start weights (if any), and train."""
+        if checkpoint is None and self.init is not None:
+            apply_warm_start(self.state.model, self.init)
+            self.warm_started_from = str(self.init.path)
+        return super().train(checkpoint)
+
+    def resume(self, checkpoint: Checkpoint) -> None:
+        super().resume(checkpoint)
+        self.warm_started_from = checkpoint.extra.get("warm_started_from")
+
+    def checkpoint_extra(self) -> dict[str, Any]:
+        return {**super().checkpoint_extra(), "warm_started_from": self.warm_started_from}
 
     def optimiser_step(self, micro_batches: list[Any]) -> dict[str, float]:
         # This module's train_step, looked up at call time (tests replace it).
@@ -107,6 +132,8 @@ class _Loop(TeacherForcedLoop):
             "amp": self.precision.amp,
             "optimizer": cfg.optimizer,
             "n_params": self.parameter_count(),
+            "n_frozen_params": sum(p.numel() for p in state.model.parameters() if not p.requires_grad),
+            "warm_started_from": self.warm_started_from,
             "n_symbols": len(self.text.symbols),
             "n_val": len(self.val_set) if self.val_set is not None else 0,
             "learning_rate": rate,

@@ -18,21 +18,42 @@ from tts_pipeline.training.engine import noam_scale
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
 from tts_pipeline.training.model_state import ModelState
 from tts_pipeline.training.optimizers import build_optimizer
+from tts_pipeline.training.warm_start import freeze, trainable
 
 # What besides the loop's settings leaves the weights' trajectory alone: plots, and what other stages
 # do with the model (extraction batch, a pretrained file that replaces this stage).
 RESUME_NEUTRAL_KEYS = (*LOOP_RESUME_NEUTRAL_KEYS, "n_plots", "checkpoint", "extract_batch_size")
 
 
-def resume_hash(fastpitch: Mapping[str, Any], audio: Mapping[str, Any], text: TextSettings, pitch: PitchStats) -> str:
+# The warm-start keys at their defaults (no warm start): left out of the hash, so that checkpoints made
+# before these keys existed still resume.
+WARM_START_DEFAULTS: dict[str, Any] = {"init_from": None, "freeze": []}
+
+
+def resume_hash(
+    fastpitch: Mapping[str, Any],
+    audio: Mapping[str, Any],
+    text: TextSettings,
+    pitch: PitchStats,
+    *,
+    init_digest: str | None = None,
+) -> str:
     """Hash of everything that shapes the weights' trajectory: the trajectory keys of the section, the
-    audio section, the symbol table and the pitch statistics. Checkpoints of another hash are not resumed."""
+    audio section, the symbol table, the pitch statistics and, for a warm start, the SHA-256 of the file
+    it starts from (``init_digest``: another file at the same path restarts too). Checkpoints of another
+    hash are not resumed."""
+    trajectory = {key: value for key, value in fastpitch.items() if key not in RESUME_NEUTRAL_KEYS}
+    for key, default in WARM_START_DEFAULTS.items():
+        if trajectory.get(key, default) == default:
+            trajectory.pop(key, None)
     payload = {
-        "fastpitch": {key: value for key, value in fastpitch.items() if key not in RESUME_NEUTRAL_KEYS},
+        "fastpitch": trajectory,
         "audio": dict(audio),
         "text": text.as_dict(),
         "pitch": [pitch.mean, pitch.std],
     }
+    if init_digest is not None:
+        payload["init_from_sha256"] = init_digest
     return config_hash(payload)
 
 
@@ -46,10 +67,15 @@ class FastPitchState(ModelState):
 def build_state(
     cfg: FastPitchConfig, n_symbols: int, n_mels: int, pitch: PitchStats, precision: Precision
 ) -> FastPitchState:
-    """A fresh model initialised from ``cfg.seed`` (the same on every rank), its optimiser and scaler."""
+    """A fresh model initialised from ``cfg.seed`` (the same on every rank), its optimiser and scaler.
+
+    The parameters under ``cfg.freeze`` are frozen first (``requires_grad`` off), so the optimiser
+    leaves them out; a prefix that matches no parameter is a UserError naming ``fastpitch.freeze``.
+    """
     torch.manual_seed(cfg.seed)
     model = FastPitch(cfg, n_symbols, n_mels, pitch_mean=pitch.mean, pitch_std=pitch.std).to(precision.device)
-    optimizer = build_optimizer(model.parameters(), cfg, lr=cfg.learning_rate * noam_scale(1, cfg.warmup_steps))
+    freeze(model, cfg.freeze, "fastpitch.freeze")
+    optimizer = build_optimizer(trainable(model), cfg, lr=cfg.learning_rate * noam_scale(1, cfg.warmup_steps))
     return FastPitchState(model=model, optimizer=optimizer, scaler=precision.grad_scaler())
 
 

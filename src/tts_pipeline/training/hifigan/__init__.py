@@ -36,7 +36,8 @@ mid-epoch, with ``max_steps``); a resumed run continues at the next batch of the
 
 Modules: :mod:`.loop` (:func:`fit`, the entry, and the epoch hooks), :mod:`.state` (models, optimisers,
 checkpoint contents, resume hash), :mod:`.step` (one optimiser step), :mod:`.finetune` (fine-tuning's
-starting weights), :mod:`.validation` and :mod:`.samples` (validation losses, listening samples).
+starting weights), :mod:`.warm_start` (base training from a trained generator, ``hifigan.init_from``),
+:mod:`.validation` and :mod:`.samples` (validation losses, listening samples).
 """
 
 from tts_pipeline.training.hifigan.finetune import InitWeights, apply_init, load_init

@@ -37,6 +37,8 @@ class InitWeights:
         optim_g, optim_d: Optimiser states (checkpoints only; their lr is the source's current lr).
         learning_rate: The source's generator lr, when known without optimiser states.
         step: The source's step.
+        audio: The audio section the file records (a model file of this pipeline); None for a trainer
+            checkpoint or a foreign file (whose hop and mel channels are checked where it is read).
     """
 
     path: Path
@@ -48,6 +50,7 @@ class InitWeights:
     optim_d: dict[str, Any] | None = None
     learning_rate: float | None = None
     step: int = 0
+    audio: dict[str, Any] | None = None
 
 
 def load_init(
@@ -99,17 +102,19 @@ def _load_generator_init(path: Path, *, audio: AudioConfig | None, section: Mapp
         generator_config=model.model_config,
         learning_rate=model.extra.get("learning_rate"),
         step=model.step,
+        # a foreign file's audio settings are the config's own, copied when it was read
+        audio=None if "source_format" in model.extra else model.extra.get("audio"),
     )
 
 
-def _in_block_order(init: InitWeights, kernel_order: list[int]) -> InitWeights:
+def in_block_order(init: InitWeights, kernel_order: list[int], *, label: str = "--init-from") -> InitWeights:
     """``init`` with its parallel resblocks in ``kernel_order`` when they are a permutation of it
     (jik876's v1 [3, 7, 11] into NVIDIA's [11, 7, 3]: the same function), else unchanged."""
     try:
         generator, config = reorder_resblocks(init.generator, init.generator_config or {}, kernel_order)
     except (ValueError, KeyError):
         return init
-    log.info("--init-from %s: resblocks reordered to kernels %s", init.path, kernel_order)
+    log.info("%s %s: resblocks reordered to kernels %s", label, init.path, kernel_order)
     return dataclasses.replace(init, generator=generator, generator_config=config)
 
 
@@ -141,27 +146,7 @@ def apply_init(state: HiFiGANState, init: InitWeights, *, default_lr: float, lr_
         lr_factor: ``hifigan.fine_tune_lr_factor``.
         lr_decay: ``hifigan.lr_decay``: the per-epoch schedulers are recreated from the new lr.
     """
-    expected = state.generator.model_config()
-    if init.generator_config is not None and dict(init.generator_config) != expected:
-        init = _in_block_order(init, expected["resblock_kernel_sizes"])
-    if init.generator_config is not None and dict(init.generator_config) != expected:
-        raise UserError(
-            f"--init-from {init.path}: its generator config {init.generator_config} differs from the hifigan "
-            f"section's {expected}"
-        )
-    try:
-        state.generator.load_state_dict(init.generator)
-    except RuntimeError as error:
-        raise UserError(f"--init-from {init.path}: generator weights do not fit ({error})") from None
-    with_discriminators = init.mpd is not None and init.msd is not None
-    if with_discriminators:
-        try:
-            state.discriminators.mpd.load_state_dict(init.mpd)
-            state.discriminators.msd.load_state_dict(init.msd)
-        except RuntimeError as error:
-            raise UserError(f"--init-from {init.path}: discriminator weights do not fit ({error})") from None
-    else:
-        log.warning("--init-from %s has no discriminators; they start from scratch", init.path)
+    with_discriminators = load_weights(state, init, label="--init-from")
     base_lr = init.learning_rate if init.learning_rate is not None else default_lr
     if init.optim_g is not None:
         state.optim_g.load_state_dict(init.optim_g)
@@ -181,6 +166,38 @@ def apply_init(state: HiFiGANState, init: InitWeights, *, default_lr: float, lr_
         learning_rate(state.optim_g),
         lr_factor,
     )
+
+
+def load_weights(state: HiFiGANState, init: InitWeights, *, label: str) -> bool:
+    """Load ``init``'s generator (its parallel resblocks put in the section's kernel order when that is
+    all that differs) and, when it holds them, its discriminators into ``state``; whether it did the
+    discriminators (if not, they keep their fresh init).
+
+    Raises UserError naming ``label`` (the option or config key) and the file when its generator config
+    or any weights do not fit the section.
+    """
+    expected = state.generator.model_config()
+    if init.generator_config is not None and dict(init.generator_config) != expected:
+        init = in_block_order(init, expected["resblock_kernel_sizes"], label=label)
+    if init.generator_config is not None and dict(init.generator_config) != expected:
+        raise UserError(
+            f"{label} {init.path}: its generator config {init.generator_config} differs from the hifigan "
+            f"section's {expected}"
+        )
+    try:
+        state.generator.load_state_dict(init.generator)
+    except RuntimeError as error:
+        raise UserError(f"{label} {init.path}: generator weights do not fit ({error})") from None
+    with_discriminators = init.mpd is not None and init.msd is not None
+    if with_discriminators:
+        try:
+            state.discriminators.mpd.load_state_dict(init.mpd)
+            state.discriminators.msd.load_state_dict(init.msd)
+        except RuntimeError as error:
+            raise UserError(f"{label} {init.path}: discriminator weights do not fit ({error})") from None
+    else:
+        log.warning("%s %s has no discriminators; they start from scratch", label, init.path)
+    return with_discriminators
 
 
 def _set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:

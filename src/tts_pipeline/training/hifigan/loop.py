@@ -19,6 +19,7 @@ from tts_pipeline.training.hifigan.samples import SampleClip, log_samples
 from tts_pipeline.training.hifigan.state import HiFiGANState, build_state
 from tts_pipeline.training.hifigan.step import Runtime, train_step
 from tts_pipeline.training.hifigan.validation import evaluate
+from tts_pipeline.training.hifigan.warm_start import apply_warm_start
 from tts_pipeline.training.loop import LoopIO, StepReport, TrainingResult
 from tts_pipeline.training.vocoder_loop import VocoderLoop
 
@@ -34,6 +35,7 @@ def fit(
     io: LoopIO,
     *,
     init: InitWeights | None = None,
+    warm_start: InitWeights | None = None,
     sample_clips: Sequence[SampleClip] = (),
 ) -> TrainingResult[Generator]:
     """Train (or continue) HiFi-GAN until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
@@ -47,6 +49,8 @@ def fit(
             rank 0) gets train losses every ``log_every`` steps, validation losses, audio samples of
             ``sample_clips`` every ``samples_every_n_epochs`` epochs.
         init: Fine-tune from these weights (ignored when resuming: the run's own checkpoint wins).
+        warm_start: Base training starts from these weights (``hifigan.init_from``) with fresh optimisers,
+            schedulers and counters (ignored when resuming); not with ``init``.
 
     Where the section's settings go: the loop's (epochs, batches, cadences, seed) to
     :class:`tts_pipeline.training.loop.EpochLoop`; the model, optimiser and ``lr_decay`` settings to
@@ -59,7 +63,10 @@ def fit(
         :class:`TrainingResult`; ``metrics`` holds what ``metrics.json`` reports (step, epoch, start
         and final validation losses, throughput, per-epoch history).
     """
-    return _Loop(cfg, audio_cfg, train_set, val_set, io, init=init, sample_clips=sample_clips).train(io.checkpoint)
+    if init is not None and warm_start is not None:
+        raise ValueError("fit: init (fine-tuning) and warm_start (base training) exclude each other")
+    loop = _Loop(cfg, audio_cfg, train_set, val_set, io, init=init, warm_start=warm_start, sample_clips=sample_clips)
+    return loop.train(io.checkpoint)
 
 
 class _Loop(VocoderLoop):
@@ -79,12 +86,13 @@ class _Loop(VocoderLoop):
         io: LoopIO,
         *,
         init: InitWeights | None,
+        warm_start: InitWeights | None,
         sample_clips: Sequence[SampleClip],
     ) -> None:
         super().__init__(cfg, "hifigan", audio_cfg, train_set, val_set, io)
         context = self.context
         self.hifigan = cfg
-        self.init, self.sample_clips = init, sample_clips
+        self.init, self.warm_start, self.sample_clips = init, warm_start, sample_clips
         self.state = build_state(cfg, audio_cfg.n_mel_channels, self.precision)
         # Wrapping before a checkpoint or fine-tuning weights are loaded is fine: every rank loads
         # the same file into the wrapped modules.
@@ -100,20 +108,26 @@ class _Loop(VocoderLoop):
         )
         # The weights fine-tuning started from (train sets it, from the init or the resumed checkpoint).
         self.fine_tuned_from: str | None = None
+        # The weights a warm start of base training began from (likewise).
+        self.warm_started_from: str | None = None
 
     def train(self, checkpoint: Checkpoint | None) -> TrainingResult[Generator]:
-        """Resume from ``checkpoint``, or start from the fine-tuning weights (if any), and train."""
+        """Resume from ``checkpoint``, or start from the fine-tuning or warm-start weights (if any), and train."""
         cfg, init = self.hifigan, self.init
         if checkpoint is None and init is not None:
             apply_init(
                 self.state, init, default_lr=cfg.learning_rate, lr_factor=cfg.fine_tune_lr_factor, lr_decay=cfg.lr_decay
             )
             self.fine_tuned_from = str(init.path)
+        elif checkpoint is None and self.warm_start is not None:
+            apply_warm_start(self.state, self.warm_start)
+            self.warm_started_from = str(self.warm_start.path)
         return super().train(checkpoint)
 
     def resume(self, checkpoint: Checkpoint) -> None:
         super().resume(checkpoint)
         self.fine_tuned_from = checkpoint.extra.get("fine_tuned_from")
+        self.warm_started_from = checkpoint.extra.get("warm_started_from")
 
     def evaluate(self, loader: DataLoader) -> dict[str, float]:
         return evaluate(self.state, self.runtime, loader)
@@ -121,7 +135,12 @@ class _Loop(VocoderLoop):
     # -- hooks of the epoch loop -------------------------------------------------------------------
 
     def save_checkpoint(self) -> None:
-        extra = {"world_size": self.context.world_size, "accumulation": self.k, "fine_tuned_from": self.fine_tuned_from}
+        extra = {
+            "world_size": self.context.world_size,
+            "accumulation": self.k,
+            "fine_tuned_from": self.fine_tuned_from,
+            "warm_started_from": self.warm_started_from,
+        }
         self.state.save(self.manager, self.run_id, extra)
 
     def begin_epoch(self, epoch: int) -> None:
@@ -207,6 +226,7 @@ class _Loop(VocoderLoop):
         metrics = {
             **run.metrics,
             "fine_tuned_from": self.fine_tuned_from,
+            "warm_started_from": self.warm_started_from,
             "amp": self.precision.amp,
             "n_val": len(self.val_set) if self.val_set is not None else 0,
             "frames_per_s_nvidia_units": (

@@ -29,15 +29,25 @@ def resume_hash(
     *,
     init_from: str | Path | None = None,
     mels_dir: str | Path | None = None,
+    init_digest: str | None = None,
 ) -> str:
-    """Hash of everything that shapes the weights' trajectory; checkpoints of another hash are not resumed."""
+    """Hash of everything that shapes the weights' trajectory; checkpoints of another hash are not resumed.
+
+    ``init_from`` and ``mels_dir`` are fine-tuning's start and mels; ``init_digest`` the SHA-256 of the file
+    a warm start of base training begins from (another file at the same path restarts too).
+    """
     trajectory = {key: value for key, value in hifigan.items() if key not in RESUME_NEUTRAL_KEYS}
+    if trajectory.get("init_from") is None:
+        # no warm start: the hash checkpoints made before the key existed carry, so they still resume
+        trajectory.pop("init_from", None)
     payload = {
         "hifigan": trajectory,
         "audio": dict(audio),
         "init_from": str(init_from) if init_from is not None else None,
         "mels_dir": str(mels_dir) if mels_dir is not None else None,
     }
+    if init_digest is not None:
+        payload["init_from_sha256"] = init_digest
     return config_hash(payload)
 
 
