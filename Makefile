@@ -36,10 +36,10 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml tools/install-torch
+$(STAMP): pyproject.toml tools/install-torch tools/install-packages
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	TORCH_VERSION=$(TORCH_VERSION) TORCH_INDEX=$(TORCH_INDEX) tools/install-torch $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,serve]'
+	tools/install-packages $(BIN)/python -e '.[test,serve]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -57,7 +57,7 @@ test: $(STAMP)
 
 test-browser: $(STAMP)
 	tools/install-chromium
-	$(BIN)/python -c "import playwright" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,serve,browser]'
+	$(BIN)/python -c "import playwright" 2>/dev/null || tools/install-packages $(BIN)/python -e '.[test,serve,browser]'
 	$(BIN)/pytest -m browser tests/browser $(PYTEST_ARGS)
 
 # The tests skip (with the reason) where tools/slurm-local cannot start Slurm.
@@ -65,7 +65,7 @@ test-faults: $(STAMP)
 	$(BIN)/pytest -m faults tests/workflow $(PYTEST_ARGS)
 
 test-slurm: $(STAMP)
-	$(BIN)/python -c "import snakemake_executor_plugin_slurm" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[test,slurm]'
+	$(BIN)/python -c "import snakemake_executor_plugin_slurm" 2>/dev/null || tools/install-packages $(BIN)/python -e '.[test,slurm]'
 	$(BIN)/pytest -m slurm tests/slurm $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -277,13 +277,10 @@ def decode_all(closed_set: Sequence[Sequence[str]], clips: Sequence[Clip], worke
     if workers <= 1 or len(clips) < 2:
         recognizer = Recognizer(closed_set)
         return [_decode(recognizer, clip) for clip in clips]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from tts_pipeline.process_pool import process_pool
 
-    # spawn: the parent holds torch's thread pools, which a forked child must not inherit.
-    context = multiprocessing.get_context("spawn")
     sentences = [list(words) for words in closed_set]
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(sentences,)) as pool:
+    with process_pool(workers, initializer=_start_worker, initargs=(sentences,)) as pool:
         return list(pool.map(_decode_in_worker, clips, chunksize=max(1, len(clips) // (4 * workers))))
 
 

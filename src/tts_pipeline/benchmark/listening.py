@@ -55,6 +55,7 @@ from tts_pipeline.benchmark.intelligibility import (
 )
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.inference.synthesizer import Synthesizer
+from tts_pipeline.process_pool import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -172,13 +173,9 @@ def griffin_lim_all(mels: Sequence[np.ndarray], audio_cfg: AudioConfig, workers:
     processes (its FFTs hold the interpreter: threads would not overlap); ``workers`` 1 runs here."""
     if workers <= 1 or len(mels) < 2:
         return [griffin_lim(mel, audio_cfg) for mel in mels]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
-    # spawn: the parent holds torch's thread pools, which a forked child must not inherit.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with process_pool(workers) as pool:
         chunk = max(1, len(mels) // (4 * workers))
         return list(pool.map(partial(griffin_lim, cfg=audio_cfg), mels, chunksize=chunk))
 

@@ -179,6 +179,7 @@ def complete_generator_config(shape: Mapping[str, Any], candidates: Sequence[Map
             "upsample_rates": [int(rate) for rate in candidate["upsample_rates"]],
             "upsample_kernel_sizes": shape["upsample_kernel_sizes"],
             "upsample_initial_channel": shape["upsample_initial_channel"],
+            "upsampling": "transposed",  # jik876's and NVIDIA's generators: free transposed-conv kernels
             "resblock_kernel_sizes": shape["resblock_kernel_sizes"],
             "resblock_dilation_sizes": ordered,
             "n_mels": shape["n_mels"],

@@ -38,6 +38,7 @@ GENERATOR_FIELDS = (
     "upsample_rates",
     "upsample_kernel_sizes",
     "upsample_initial_channel",
+    "upsampling",
     "resblock_kernel_sizes",
     "resblock_dilation_sizes",
 )
@@ -51,6 +52,40 @@ def _normal_init(module: nn.Module) -> nn.Module:
     """
     nn.init.normal_(module.weight, 0.0, INIT_STD)
     return module
+
+
+class RepeatKernel(nn.Module):
+    """A transposed conv's kernel made from a shorter one: ``(C_in, C_out, K - r + 1) -> (C_in, C_out, K)``,
+    the short kernel convolved with ``r`` ones.
+
+    A stride-``r`` transposed conv with such a kernel is nearest-neighbour upsampling (each sample repeated
+    ``r`` times) followed by a plain conv with the short kernel. Every one of the ``r`` output phases then
+    sums the same taps, so a constant input gives a constant output: no period-``r`` pattern (a tone at the
+    output rate / ``r``) where the input is still, as in a silent mel's pauses.
+    """
+
+    def __init__(self, rate: int) -> None:
+        super().__init__()
+        self.rate = rate
+
+    def forward(self, short: torch.Tensor) -> torch.Tensor:
+        c_in, c_out, taps = short.shape
+        ones = short.new_ones(1, 1, self.rate)
+        return F.conv1d(short.reshape(c_in * c_out, 1, taps), ones, padding=self.rate - 1).view(
+            c_in, c_out, taps + self.rate - 1
+        )
+
+
+def _nearest_upsampling(up: nn.ConvTranspose1d) -> nn.ConvTranspose1d:
+    """``up`` trained as nearest-neighbour repetition + conv (:class:`RepeatKernel`): its weight is the
+    weight-normalised short kernel (N(0, 0.01) like every conv here), expanded on the fly; its length, padding
+    and stride stay those of the full kernel, and :meth:`Generator.remove_weight_norm` folds both into it."""
+    rate = int(up.stride[0])
+    c_in, c_out, kernel = up.weight.shape
+    up.weight = nn.Parameter(torch.empty(c_in, c_out, kernel - rate + 1))
+    up = weight_norm(_normal_init(up))
+    parametrize.register_parametrization(up, "weight", RepeatKernel(rate), unsafe=True)
+    return up
 
 
 def _same_padding(kernel_size: int, dilation: int = 1) -> int:
@@ -152,13 +187,12 @@ class Generator(nn.Module):
         self.ups = nn.ModuleList()
         self.resblocks = nn.ModuleList()
         for rate, kernel in zip(rates, kernels, strict=True):
-            self.ups.append(
-                weight_norm(
-                    _normal_init(
-                        nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
-                    )
-                )
-            )
+            up = nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
+            if cfg.upsampling == "nearest":
+                up = _nearest_upsampling(up)
+            else:
+                up = weight_norm(_normal_init(up))
+            self.ups.append(up)
             channels //= 2
             self.resblocks.append(
                 nn.ModuleList(
@@ -188,7 +222,8 @@ class Generator(nn.Module):
             return torch.tanh(x)
 
     def remove_weight_norm(self) -> None:
-        """Fold every weight norm into a plain ``.weight`` (for inference; the output is unchanged)."""
+        """Fold every weight norm (and :class:`RepeatKernel`) into a plain ``.weight`` (for inference; the
+        output is unchanged)."""
         for module in self.modules():
             if parametrize.is_parametrized(module, "weight"):
                 parametrize.remove_parametrizations(module, "weight", leave_parametrized=True)

@@ -45,9 +45,11 @@ def mismatches(init: InitWeights, *, section: HiFiGANConfig, audio: AudioConfig)
     expected = expected_generator_config(section, audio.n_mel_channels)
     if init.generator_config is None:
         return found  # a trainer checkpoint of an older version: its weights are checked as they load
-    theirs = dict(init.generator_config)
+    # A file written before a generator field existed was built with that field's default.
+    defaults = {key: HiFiGANConfig.model_fields[key].default for key in GENERATOR_FIELDS}
+    theirs = {**defaults, **init.generator_config}
     if theirs != expected:
-        theirs = dict(in_block_order(init, expected["resblock_kernel_sizes"], label=KEY).generator_config or {})
+        theirs = {**defaults, **(in_block_order(init, expected["resblock_kernel_sizes"], label=KEY).generator_config or {})}
     other = [key for key in expected if theirs.get(key) != expected[key]]
     if other:
         ours = {key: f"hifigan.{key} is {expected[key]!r}" for key in other}
