@@ -29,7 +29,8 @@ ROOT_PART = "__init__"  # the package's own __init__.py, which Python runs befor
 LAYERS: tuple[tuple[str, ...], ...] = (
     (ROOT_PART,),
     # import nothing of the package
-    ("cpu", "errors", "failure", "files", "interleaved", "process_pool", "sizes", "snr", "stage_table", "stop_request", "timers"),
+    ("cpu", "errors", "failure", "files", "interleaved", "process_pool", "sizes", "snr", "stage_table", "stop_request",
+     "timers"),
     ("alignment", "devices", "full_disk", "plots", "precision", "text"),  # helpers on those
     ("config",),
     ("audio", "data", "tracking"),  # what reads the config

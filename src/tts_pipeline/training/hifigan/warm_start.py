@@ -49,7 +49,8 @@ def mismatches(init: InitWeights, *, section: HiFiGANConfig, audio: AudioConfig)
     defaults = {key: HiFiGANConfig.model_fields[key].default for key in GENERATOR_FIELDS}
     theirs = {**defaults, **init.generator_config}
     if theirs != expected:
-        theirs = {**defaults, **(in_block_order(init, expected["resblock_kernel_sizes"], label=KEY).generator_config or {})}
+        reordered = in_block_order(init, expected["resblock_kernel_sizes"], label=KEY)
+        theirs = {**defaults, **(reordered.generator_config or {})}
     other = [key for key in expected if theirs.get(key) != expected[key]]
     if other:
         ours = {key: f"hifigan.{key} is {expected[key]!r}" for key in other}
