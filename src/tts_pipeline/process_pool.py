@@ -15,6 +15,15 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+MIN_ITEMS_PER_WORKER = 8
+"""A spawned worker takes 2-4 s to start (it imports torch and librosa, and may build a model): with fewer
+items than this per worker, one process finishes first."""
+
+
+def worth_a_pool(n_items: int, workers: int) -> bool:
+    """Whether ``n_items`` items are worth ``workers`` processes (:data:`MIN_ITEMS_PER_WORKER`)."""
+    return workers > 1 and n_items >= MIN_ITEMS_PER_WORKER * workers
+
 
 def process_pool(
     workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()

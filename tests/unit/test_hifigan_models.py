@@ -101,27 +101,32 @@ def _interior_spread(generator: Generator, mel: torch.Tensor) -> float:
     return audio[audio.numel() // 4 : -audio.numel() // 4].std().item()
 
 
-def test_nearest_upsampling_turns_a_still_mel_into_a_still_waveform() -> None:
+def test_balanced_upsampling_turns_a_still_mel_into_a_still_waveform() -> None:
     # A silent mel is the same in every frame; a free transposed-conv kernel turns it into a pattern that
-    # repeats every `rate` samples (a tone at the output rate / rate), the nearest one into a constant.
+    # repeats every `rate` samples (a tone at the output rate / rate), a balanced one into a constant.
     demo3 = {**PRESETS["v3"], "upsample_initial_channel": 64}
     silent = torch.full((1, 80, 40), -11.5)
     transposed = make_generator(demo3).eval()
-    nearest = make_generator({**demo3, "upsampling": "nearest"}).eval()
+    balanced = make_generator({**demo3, "upsampling": "balanced"}).eval()
     assert _interior_spread(transposed, silent) > 1e-4
-    assert _interior_spread(nearest, silent) < 1e-6
-    # The short kernels, expanded: ups.2 (rate 4, kernel 8) trains 5 taps; folded it is an 8-tap kernel.
-    state = nearest.state_dict()
-    assert state["ups.2.parametrizations.weight.original1"].shape == (16, 8, 5)
+    assert _interior_spread(balanced, silent) < 1e-6
+    # Every phase of every kernel sums to the same; the file layout is the transposed one's.
+    for up, rate in zip(balanced.ups, demo3["upsample_rates"], strict=True):
+        kernel = up.weight.detach()
+        sums = torch.stack([kernel[..., phase::rate].sum(dim=-1) for phase in range(rate)], dim=-1)
+        torch.testing.assert_close(sums, sums[..., :1].expand_as(sums), atol=1e-6, rtol=0)
+    assert {k: v.shape for k, v in balanced.state_dict().items()} == {
+        k: v.shape for k, v in transposed.state_dict().items()
+    }
     mel = torch.randn(1, 80, 9)
     with torch.no_grad():
-        before = nearest(mel)
-        nearest.remove_weight_norm()
-        torch.testing.assert_close(nearest(mel), before, atol=1e-5, rtol=0)
-    assert nearest.ups[2].weight.shape == (16, 8, 8)
-    assert _interior_spread(nearest, silent) < 1e-6
-    rebuilt = Generator.from_config(make_generator({**demo3, "upsampling": "nearest"}).model_config())
-    assert rebuilt.model_config()["upsampling"] == "nearest"
+        before = balanced(mel)
+        balanced.remove_weight_norm()
+        torch.testing.assert_close(balanced(mel), before, atol=1e-5, rtol=0)
+    assert not any("parametrizations" in name for name in balanced.state_dict())
+    assert _interior_spread(balanced, silent) < 1e-6
+    rebuilt = Generator.from_config(make_generator({**demo3, "upsampling": "balanced"}).model_config())
+    assert rebuilt.model_config()["upsampling"] == "balanced"
 
 
 def test_hidden_weights_start_normal_with_std_001_and_conv_pre_keeps_the_default() -> None:

@@ -273,11 +273,13 @@ def _decode_in_worker(clip: Clip) -> dict[str, list[str]]:
 
 def decode_all(closed_set: Sequence[Sequence[str]], clips: Sequence[Clip], workers: int) -> list[dict[str, list[str]]]:
     """Both decodes of every clip, in order, on ``workers`` processes (PocketSphinx is single-threaded;
-    each process builds its own recogniser of the same closed set). ``workers`` 1 decodes here."""
-    if workers <= 1 or len(clips) < 2:
+    each process builds its own recogniser of the same closed set). ``workers`` 1, or too few clips to be
+    worth a pool, decode here."""
+    from tts_pipeline.process_pool import process_pool, worth_a_pool
+
+    if not worth_a_pool(len(clips), workers):
         recognizer = Recognizer(closed_set)
         return [_decode(recognizer, clip) for clip in clips]
-    from tts_pipeline.process_pool import process_pool
 
     sentences = [list(words) for words in closed_set]
     with process_pool(workers, initializer=_start_worker, initargs=(sentences,)) as pool:

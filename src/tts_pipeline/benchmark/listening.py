@@ -55,7 +55,7 @@ from tts_pipeline.benchmark.intelligibility import (
 )
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.inference.synthesizer import Synthesizer
-from tts_pipeline.process_pool import process_pool
+from tts_pipeline.process_pool import process_pool, worth_a_pool
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +170,9 @@ def row_audio(
 
 def griffin_lim_all(mels: Sequence[np.ndarray], audio_cfg: AudioConfig, workers: int) -> list[np.ndarray]:
     """:func:`tts_pipeline.audio.griffin_lim` of each ``(n_mels, T)`` mel, in order, on ``workers``
-    processes (its FFTs hold the interpreter: threads would not overlap); ``workers`` 1 runs here."""
-    if workers <= 1 or len(mels) < 2:
+    processes (its FFTs hold the interpreter: threads would not overlap); ``workers`` 1, or too few mels
+    to be worth a pool (:func:`worth_a_pool`), run here."""
+    if not worth_a_pool(len(mels), workers):
         return [griffin_lim(mel, audio_cfg) for mel in mels]
     from functools import partial
 

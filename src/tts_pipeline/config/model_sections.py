@@ -83,14 +83,13 @@ class HiFiGANConfig(
     upsample_rates: list[int] = Field([8, 8, 2, 2], min_length=1, description="Product must equal hop_length.")
     upsample_kernel_sizes: list[int] = Field([16, 16, 4, 4], min_length=1)
     upsample_initial_channel: int = Field(512, ge=2)
-    upsampling: Literal["transposed", "nearest"] = Field(
+    upsampling: Literal["transposed", "balanced"] = Field(
         "transposed",
-        description="'transposed': jik876's and NVIDIA's upsampling (a free transposed-conv kernel; their files "
-        "load). 'nearest': each stage repeats every sample `rate` times and convolves (a resize-convolution), "
-        "trained as a transposed conv whose kernel is a (kernel - rate + 1)-tap kernel convolved with `rate` "
-        "ones; a constant input then gives a constant output, where a free kernel gives a tone at "
-        "sampling_rate / rate and its harmonics (the checkerboard of a strided transposed conv) in every "
-        "pause. The same layer at inference and in exported files (the kernel is folded).",
+        description="'transposed': jik876's and NVIDIA's upsampling (free transposed-conv kernels). 'balanced': "
+        "the same layers with each kernel's phases (taps modulo the rate) held to equal sums, so that a constant "
+        "input gives a constant output: no tone at sampling_rate / rate and its harmonics (the checkerboard of "
+        "a strided transposed conv) in the pauses. Same shapes and files; folded into plain kernels for "
+        "inference and export.",
     )
     resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
     resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)

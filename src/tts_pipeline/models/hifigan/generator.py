@@ -54,38 +54,30 @@ def _normal_init(module: nn.Module) -> nn.Module:
     return module
 
 
-class RepeatKernel(nn.Module):
-    """A transposed conv's kernel made from a shorter one: ``(C_in, C_out, K - r + 1) -> (C_in, C_out, K)``,
-    the short kernel convolved with ``r`` ones.
+class BalancedPhases(nn.Module):
+    """A transposed conv's kernel with equal phase sums: ``(C_in, C_out, K) -> (C_in, C_out, K)``.
 
-    A stride-``r`` transposed conv with such a kernel is nearest-neighbour upsampling (each sample repeated
-    ``r`` times) followed by a plain conv with the short kernel. Every one of the ``r`` output phases then
-    sums the same taps, so a constant input gives a constant output: no period-``r`` pattern (a tone at the
-    output rate / ``r``) where the input is still, as in a silent mel's pauses.
+    A stride-``r`` transposed conv computes each output sample from the taps of one phase (tap index modulo
+    ``r``); where the phases' sums differ, a constant input gives a pattern that repeats every ``r`` samples,
+    i.e. a tone at the output rate / ``r`` and its harmonics (the checkerboard artefact). This projection
+    moves each phase's taps by the same amount so that every phase sums to the kernel's mean phase sum:
+    a constant input then gives a constant output, and only those ``r - 1`` sums per channel pair are fixed,
+    so the kernel keeps its other degrees of freedom (unlike a nearest-neighbour resize, whose box filter
+    also dulls the highs).
     """
 
     def __init__(self, rate: int) -> None:
         super().__init__()
         self.rate = rate
 
-    def forward(self, short: torch.Tensor) -> torch.Tensor:
-        c_in, c_out, taps = short.shape
-        ones = short.new_ones(1, 1, self.rate)
-        return F.conv1d(short.reshape(c_in * c_out, 1, taps), ones, padding=self.rate - 1).view(
-            c_in, c_out, taps + self.rate - 1
-        )
-
-
-def _nearest_upsampling(up: nn.ConvTranspose1d) -> nn.ConvTranspose1d:
-    """``up`` trained as nearest-neighbour repetition + conv (:class:`RepeatKernel`): its weight is the
-    weight-normalised short kernel (N(0, 0.01) like every conv here), expanded on the fly; its length, padding
-    and stride stay those of the full kernel, and :meth:`Generator.remove_weight_norm` folds both into it."""
-    rate = int(up.stride[0])
-    c_in, c_out, kernel = up.weight.shape
-    up.weight = nn.Parameter(torch.empty(c_in, c_out, kernel - rate + 1))
-    up = weight_norm(_normal_init(up))
-    parametrize.register_parametrization(up, "weight", RepeatKernel(rate), unsafe=True)
-    return up
+    def forward(self, kernel: torch.Tensor) -> torch.Tensor:
+        taps = kernel.shape[-1]
+        phase = torch.arange(taps, device=kernel.device) % self.rate
+        one_hot = F.one_hot(phase, self.rate).to(kernel.dtype)  # (K, r)
+        per_phase = one_hot.sum(dim=0)  # taps in each phase
+        sums = kernel @ one_hot  # (C_in, C_out, r)
+        excess = sums - sums.mean(dim=-1, keepdim=True)
+        return kernel - (excess / per_phase) @ one_hot.T
 
 
 def _same_padding(kernel_size: int, dilation: int = 1) -> int:
@@ -188,10 +180,9 @@ class Generator(nn.Module):
         self.resblocks = nn.ModuleList()
         for rate, kernel in zip(rates, kernels, strict=True):
             up = nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
-            if cfg.upsampling == "nearest":
-                up = _nearest_upsampling(up)
-            else:
-                up = weight_norm(_normal_init(up))
+            up = weight_norm(_normal_init(up))
+            if cfg.upsampling == "balanced":
+                parametrize.register_parametrization(up, "weight", BalancedPhases(rate))
             self.ups.append(up)
             channels //= 2
             self.resblocks.append(
@@ -222,7 +213,7 @@ class Generator(nn.Module):
             return torch.tanh(x)
 
     def remove_weight_norm(self) -> None:
-        """Fold every weight norm (and :class:`RepeatKernel`) into a plain ``.weight`` (for inference; the
+        """Fold every weight norm (and :class:`BalancedPhases`) into a plain ``.weight`` (for inference; the
         output is unchanged)."""
         for module in self.modules():
             if parametrize.is_parametrized(module, "weight"):
