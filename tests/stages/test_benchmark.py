@@ -199,8 +199,8 @@ def test_report_has_speed_rows_quality_training_and_nvidia_tables(root):
     assert listening["utterance_ids"] == list(VAL_IDS)
     names = [row["name"] for row in listening["rows"]]
     assert names == ["recordings", "griffin_lim_ground_truth", "hifigan_base_ground_truth",
-                     "hifigan_fine_tuned_ground_truth", "griffin_lim_fastpitch", "tts", "tts_bf16"]  # fmt: skip
-    assert listening["rows"][-1]["description"] == "FastPitch + fine-tuned HiFi-GAN (full TTS, bf16)"
+                     "hifigan_fine_tuned_ground_truth", "griffin_lim_fastpitch", "tts"]  # fmt: skip
+    assert listening["rows"][-1]["description"] == "FastPitch + fine-tuned HiFi-GAN (full TTS)"
     for row in listening["rows"]:
         assert row["closed"]["clips"] == 3 and row["closed"]["reference_words"] == 9
         assert set(row["hypotheses"]["closed"]) == set(VAL_IDS) and 0 <= row["open"]["wer"]

@@ -42,7 +42,7 @@ def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     waveglow_rows = {"waveglow_ground_truth", "tts_waveglow"}
     descriptions = other_vocoders.row_descriptions()
     assert waveglow_rows <= set(descriptions)
-    assert descriptions["tts_waveglow"] == "FastPitch + WaveGlow (full TTS, fp32)"
+    assert descriptions["tts_waveglow"] == "FastPitch + WaveGlow (full TTS)"
     for name in waveglow_rows:
         assert rows[name]["description"] == descriptions[name]
         assert 0 <= rows[name]["closed"]["wer"]
@@ -61,7 +61,7 @@ def test_waveglow_rows_stand_beside_hifigan_s(root):  # noqa: F811
     assert "per call (one batch), FastPitch + WaveGlow" in waveglow_section and "HiFi-GAN" not in waveglow_section
     assert "inference.waveglow_sigma 0.9, model " in waveglow_section
     assert re.search(r"\| waveglow +\| ground-truth mel", markdown)
-    assert "FastPitch + WaveGlow (full TTS, fp32)" in markdown
+    assert "FastPitch + WaveGlow (full TTS)" in markdown
 
 
 def test_without_waveglow_the_report_has_no_waveglow_rows(root):  # noqa: F811

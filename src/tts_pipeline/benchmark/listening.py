@@ -12,13 +12,15 @@ The rows, from the upper reference point to what a user gets:
 ``hifigan_fine_tuned_ground_truth``       the fine-tuned HiFi-GAN on the ground-truth mels
 ``griffin_lim_fastpitch``                 Griffin-Lim on FastPitch's free-running mels of the texts
 ``tts``                                   FastPitch + fine-tuned HiFi-GAN from the texts, as
-                                          ``synthesize`` makes them (the ``inference`` section), fp32
-``tts_<precision>``                       the same in each faster precision the benchmark runs
-                                          (``tts_bf16``: bf16 autocast)
+                                          ``synthesize`` makes them (the ``inference`` section, its
+                                          precision included: what a user gets)
 ``<vocoder>_ground_truth``                each other vocoder in the DAG (e.g. ``waveglow``) on the
                                           ground-truth mels (:mod:`.other_vocoders`)
 ``tts_<vocoder>``                         FastPitch + that vocoder from the texts, fp32
 ========================================  ==========================================================
+
+Every neural row runs at ``inference.amp``, as the product does (with ``auto`` on a CPU, the fastest path
+whose output holds; the speed table times each precision, the precision table compares them with fp32).
 
 A neural row below its Griffin-Lim row on the same mels, by more than the error of the difference, means
 the vocoder loses what the mels carry; a row far below the recordings in the closed set is not speech
@@ -59,24 +61,20 @@ from tts_pipeline.process_pool import process_pool, worth_a_pool
 
 log = logging.getLogger(__name__)
 
-TTS_DESCRIPTION = "FastPitch + fine-tuned HiFi-GAN (full TTS, {precision})"
-"""The words of the ``tts`` row and of each ``tts_<precision>`` row."""
 ROW_DESCRIPTIONS = {
     "recordings": "Recordings (the corpus)",
     "griffin_lim_ground_truth": "Griffin-Lim on ground-truth mels",
     "hifigan_base_ground_truth": "Base HiFi-GAN on ground-truth mels (copy synthesis)",
     "hifigan_fine_tuned_ground_truth": "Fine-tuned HiFi-GAN on ground-truth mels (copy synthesis)",
     "griffin_lim_fastpitch": "Griffin-Lim on FastPitch mels (from text)",
-    "tts": TTS_DESCRIPTION.format(precision="fp32"),
+    "tts": "FastPitch + fine-tuned HiFi-GAN (full TTS)",
     **other_vocoders.row_descriptions(),
 }
 
 
 def row_description(name: str) -> str:
-    """The table's words for row ``name`` (``tts_<precision>`` rows say their precision)."""
-    if name in ROW_DESCRIPTIONS:
-        return ROW_DESCRIPTIONS[name]
-    return TTS_DESCRIPTION.format(precision=name.removeprefix("tts_"))
+    """The table's words for row ``name``."""
+    return ROW_DESCRIPTIONS[name]
 
 
 REFERENCE_ROWS = ("recordings", "griffin_lim_ground_truth", "griffin_lim_fastpitch")
@@ -139,8 +137,9 @@ def row_audio(
     """The audio of every row (:data:`ROW_DESCRIPTIONS`) for every utterance, and the mels it speaks.
 
     Args:
-        tts: FastPitch + the fine-tuned vocoder, with the ``inference`` section's options, by row:
-            ``"tts"`` in fp32 (required; Griffin-Lim on FastPitch mels uses its mels), ``"tts_bf16"``...
+        tts: FastPitch + a vocoder, with the ``inference`` section's options, by row: ``"tts"`` with the
+            fine-tuned HiFi-GAN (required; Griffin-Lim on FastPitch mels uses its mels), then one per other
+            vocoder (:mod:`.other_vocoders`).
         vocoders: ``"base"`` and ``"fine_tuned"`` HiFi-GAN synthesizers for copy synthesis (no denoiser, no
             fade), and one per other vocoder the benchmark has, by kind (:mod:`.other_vocoders`).
         workers: Processes that run Griffin-Lim at once.

@@ -84,7 +84,7 @@ def row_descriptions() -> dict[str, str]:
     descriptions = {}
     for kind in other_kinds():
         descriptions[ground_truth_row(kind)] = f"{kind.label} on ground-truth mels (copy synthesis)"
-        descriptions[tts_row(kind)] = f"FastPitch + {kind.label} (full TTS, fp32)"
+        descriptions[tts_row(kind)] = f"FastPitch + {kind.label} (full TTS)"
     return descriptions
 
 

@@ -141,12 +141,14 @@ def run_benchmark(
     }  # fmt: skip
     pause_rows, pause_ids = [], []
     if cfg.intelligibility_clips > 0:
+        # What a user hears: every neural row at inference.amp, as `synthesize` runs the models.
+        product_amp = inference_cfg.amp
         tts_options = SynthesisOptions.from_config(inference_cfg)
-        tts = {"tts": main.with_options(tts_options)}
-        tts.update({f"tts_{choice.name}": main.with_options(tts_options, choice.amp) for choice in faster})
+        tts = {"tts": main.with_options(tts_options, product_amp)}
         for item in inputs.other_vocoders:
-            tts[tts_row(item.kind)] = main.with_options(tts_options, vocoder_from=others[item.kind.name])
-        listening = _listening(inputs, cfg, audio, tts, {name: synth for name, (_, synth) in vocoders.items()})
+            tts[tts_row(item.kind)] = main.with_options(tts_options, product_amp, vocoder_from=others[item.kind.name])
+        copy = {name: synth.with_options(quality_options, product_amp) for name, (_, synth) in vocoders.items()}
+        listening = _listening(inputs, cfg, audio, tts, copy)
         quality["intelligibility"] = listening.section
         pause_rows, pause_ids = listening.pauses, listening.section["utterance_ids"]
         for path in listening.figures:
