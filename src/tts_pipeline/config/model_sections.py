@@ -89,7 +89,8 @@ class HiFiGANConfig(
         "the same layers with each kernel's phases (taps modulo the rate) held to equal sums, so that a constant "
         "input gives a constant output: no tone at sampling_rate / rate and its harmonics (the checkerboard of "
         "a strided transposed conv) in the pauses. Same shapes and files; folded into plain kernels for "
-        "inference and export.",
+        "inference and export. On the demo's 1,080 steps it kept the pauses silent but lost words (copy "
+        "synthesis 69 % of the held-out sentences against 90 %; README, 'Where the tone comes from').",
     )
     resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
     resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)
