@@ -120,17 +120,17 @@ def test_a_module_without_the_expected_class_is_named(tmp_path: Path) -> None:
 
 def test_fastpitch_arguments_come_from_our_config_and_missing_ones_are_named(tmp_path: Path) -> None:
     code = load_nvidia_code(fake_checkout(tmp_path))
-    arguments = nvidia_fastpitch_arguments(code, {"n_mels": 80, "n_symbols": 148, "symbols_embedding_dim": 8})
-    assert arguments == {
+    ours = {"n_mels": 80, "n_symbols": 148, "symbols_embedding_dim": 8, "n_speakers": 3, "speaker_emb_weight": 0.5}
+    assert nvidia_fastpitch_arguments(code, ours) == {
         "symbols_embedding_dim": 8,
         "n_mel_channels": 80,
         "n_symbols": 148,
         "padding_idx": 0,
-        "n_speakers": 1,
-        "speaker_emb_weight": 1.0,
+        "n_speakers": 3,
+        "speaker_emb_weight": 0.5,
     }
     with pytest.raises(ValueError, match="symbols_embedding_dim"):
-        nvidia_fastpitch_arguments(code, {"n_mels": 80, "n_symbols": 148})
+        nvidia_fastpitch_arguments(code, {"n_mels": 80, "n_symbols": 148, "n_speakers": 1, "speaker_emb_weight": 1.0})
 
 
 def _old_norm_conv(spectral: bool) -> nn.Module:

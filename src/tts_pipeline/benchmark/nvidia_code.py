@@ -193,7 +193,7 @@ def nvidia_fastpitch_arguments(code: NvidiaCode, model_config: Mapping[str, Any]
     """Constructor arguments of NVIDIA's FastPitch for our :meth:`FastPitch.model_config`.
 
     Our field names are theirs (the project reads their checkpoints' ``config`` as is); the rest is
-    their single-speaker, zero-padding setting.
+    their zero-padding setting (the speakers, ``n_speakers`` and ``speaker_emb_weight``, are ours as theirs).
 
     Raises:
         ValueError naming the arguments their constructor needs that our config does not give.
@@ -204,8 +204,6 @@ def nvidia_fastpitch_arguments(code: NvidiaCode, model_config: Mapping[str, Any]
         "n_mel_channels": int(model_config["n_mels"]),
         "n_symbols": int(model_config["n_symbols"]),
         "padding_idx": 0,
-        "n_speakers": 1,
-        "speaker_emb_weight": 1.0,
     }
     missing = [
         name

@@ -188,6 +188,8 @@ FASTPITCH_MODEL_FIELDS = (
     "pitch_embedding_kernel_size",
     "energy_conditioning",
     "energy_embedding_kernel_size",
+    "n_speakers",
+    "speaker_emb_weight",
     "max_duration",
 )
 
@@ -264,6 +266,15 @@ class FastPitchConfig(_FastPitchNetwork):
     pitch_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token pitch (odd).")
     energy_conditioning: bool = Field(True, description="Predict per-token energy and condition the decoder on it.")
     energy_embedding_kernel_size: int = Field(3, ge=1, description="Conv1d(1 -> d_model) over per-token energy (odd).")
+    n_speakers: int = Field(
+        1,
+        ge=1,
+        description="Speakers of a multi-speaker model (NVIDIA's --n-speakers): above 1, a learned speaker "
+        "embedding (ids 0 .. n_speakers - 1) is added to the encoder's input. 1: one speaker, no embedding.",
+    )
+    speaker_emb_weight: float = Field(
+        1.0, ge=0, description="Scale of the speaker embedding before it is added (NVIDIA's --speaker-emb-weight)."
+    )
     max_duration: int = Field(75, ge=1, description="Inference clamps predicted durations to [0, max_duration] frames.")
 
     # loss: mel MSE + scale x (duration, pitch, energy) MSE

@@ -10,8 +10,9 @@ Also float32, and why:
 
 - the predictors' output layers (``fc``, one value per token): log-durations become frame counts
   through ``exp`` and rounding, and bfloat16's 8-bit mantissa would move whole frames;
-- the symbol embedding (a lookup, nothing to multiply) and the buffers (pitch statistics,
-  positional frequencies).
+- the symbol embedding and a multi-speaker model's speaker embedding (lookups, nothing to multiply:
+  the scaled speaker vector is added to the float32 symbol embedding as in the float32 model) and the
+  buffers (pitch statistics, positional frequencies).
 
 The copy is for :meth:`FastPitch.infer` without autocast: autocast would convert the float32 output
 layers back to bfloat16. Training and the float32 model are untouched.

@@ -11,6 +11,9 @@ from the config (checked against the model's mel channels). Whether the input is
 comes from ``train_setup["p_arpabet"]``: NVIDIA's ``inference.py`` takes ``p_arpabet`` from the
 checkpoint's ``train_setup`` over its own default of 0, so a model trained with ``--p-arpabet 1.0``
 (their ``train.sh`` default) reads CMUdict words as ARPAbet at inference.
+
+A multi-speaker checkpoint (``--n-speakers`` above 1) carries ``n_speakers`` and ``speaker_emb_weight`` in
+its ``config`` and the speaker table as ``speaker_emb.weight``: both are read as they are.
 """
 
 from __future__ import annotations
@@ -101,7 +104,15 @@ def nvidia_model_file(
         "audio": audio.model_dump(mode="json"),
         "source_format": NVIDIA_FORMAT,
     }
-    log.info("%s: recognised an %s (epoch %s)", path, NVIDIA_FORMAT, extra["epoch"])
+    n_speakers = int(model_config.get("n_speakers", 1))  # older configs have no such key: one speaker
+    log.info(
+        "%s: recognised an %s (epoch %s, %s speaker%s)",
+        path,
+        NVIDIA_FORMAT,
+        extra["epoch"],
+        n_speakers,
+        "" if n_speakers == 1 else "s",
+    )
     return ModelFile(
         state_dict=state_dict, model_config=model_config, step=int(payload.get("iteration", 0)), extra=extra
     )

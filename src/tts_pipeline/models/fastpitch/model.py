@@ -1,12 +1,17 @@
 """FastPitch 1.1 without its aligner: symbols to a log-mel, given per-token durations (reference 3.1-3.2).
 
-encoder (FFT over symbols) -> duration and pitch predictors -> + pitch embedding -> energy predictor
--> + energy embedding -> length regulator (each token repeated for its frames) -> decoder (FFT over
-frames) -> Linear to ``n_mels``.
+(+ speaker embedding) encoder (FFT over symbols) -> duration and pitch predictors -> + pitch embedding
+-> energy predictor -> + energy embedding -> length regulator (each token repeated for its frames)
+-> decoder (FFT over frames) -> Linear to ``n_mels``.
 
 Training (:meth:`FastPitch.forward`) is teacher-forced: the target durations, pitch and energy
 condition the decoder, and the predictors learn to predict them from the encoder output. Inference
 (:meth:`FastPitch.infer`) uses the predictions instead, optionally paced and pitch-transformed.
+
+A multi-speaker model (``n_speakers`` > 1) has NVIDIA's speaker embedding: a learned vector per speaker
+id, times ``speaker_emb_weight``, added to every symbol's input embedding (with the positions) before
+the encoder, so the durations, pitch, energy and mel all depend on the speaker. ``speaker`` None means
+speaker 0, as in NVIDIA's ``infer``; a single-speaker model has no embedding and no extra weights.
 
 Tensors are channels-last inside, ``(B, L, C)`` as in NVIDIA's code; mels come out ``(B, n_mels, T)``,
 the project's mel convention. Module and buffer names match NVIDIA's state dicts (section 6.3), so
@@ -15,6 +20,7 @@ the project's mel convention. Module and buffer names match NVIDIA's state dicts
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -48,6 +54,8 @@ class FastPitchInputs(NamedTuple):
         durations: ``(B, L)`` int64 target frames per token (0 on padding).
         pitch: ``(B, L)`` float normalised per-token pitch, ``(hz - mean) / std``; 0 for unvoiced and padding.
         energy: ``(B, L)`` float ``log(1 + mean frame energy)`` per token, or None without energy conditioning.
+        speaker: ``(B,)`` int64 speaker ids in ``0 .. n_speakers - 1``; None: speaker 0 (all a
+            single-speaker model accepts).
     """
 
     tokens: torch.Tensor
@@ -55,6 +63,7 @@ class FastPitchInputs(NamedTuple):
     durations: torch.Tensor
     pitch: torch.Tensor
     energy: torch.Tensor | None
+    speaker: torch.Tensor | None = None
 
 
 class FastPitchOutput(NamedTuple):
@@ -159,7 +168,7 @@ def length_regulate(
 
 
 class FastPitch(nn.Module):
-    """FastPitch 1.1's acoustic model (no speaker embedding, no aligner).
+    """FastPitch 1.1's acoustic model (no aligner), with NVIDIA's speaker embedding when ``n_speakers`` > 1.
 
     Args:
         cfg: The ``fastpitch`` section; only :data:`~tts_pipeline.config.FASTPITCH_MODEL_FIELDS` are read.
@@ -181,6 +190,8 @@ class FastPitch(nn.Module):
         self._config.update(n_symbols=int(n_symbols), n_mels=int(n_mels))
         self.energy_conditioning = cfg.energy_conditioning
         self.max_duration = cfg.max_duration
+        self.n_speakers = cfg.n_speakers
+        self.speaker_emb_weight = cfg.speaker_emb_weight
         d_model = cfg.symbols_embedding_dim
 
         self.encoder = FFTransformer(
@@ -195,6 +206,9 @@ class FastPitch(nn.Module):
             cfg.p_in_fft_dropemb,
             n_embed=n_symbols,
         )
+        # NVIDIA's `speaker_emb` (its state-dict name), N(0, 1) initialised like theirs; a single-speaker
+        # model has none, so its state dict keeps exactly the keys it always had.
+        self.speaker_emb = nn.Embedding(cfg.n_speakers, d_model) if cfg.n_speakers > 1 else None
         self.decoder = FFTransformer(
             cfg.out_fft_n_layers,
             cfg.out_fft_n_heads,
@@ -240,11 +254,12 @@ class FastPitch(nn.Module):
         """Teacher-forced: ground-truth durations, pitch and energy condition the decoder.
 
         Args:
-            inputs: A batch (:class:`FastPitchInputs`).
+            inputs: A batch (:class:`FastPitchInputs`; its ``speaker`` picks each item's speaker).
             mel_max_len: Output frames ``T`` (pass the padded target's length); None = the longest item.
         """
         _check_inputs(inputs, self.energy_conditioning)
-        encoded, mask = self.encoder(inputs.tokens, inputs.token_lengths)
+        speaker = self.speaker_embedding(inputs.speaker, inputs.tokens.shape[0])
+        encoded, mask = self.encoder(inputs.tokens, inputs.token_lengths, speaker)
         log_duration = self.duration_predictor(encoded, mask)
         pitch = self.pitch_predictor(encoded, mask)
         encoded = encoded + self._embed(self.pitch_emb, inputs.pitch, mask)
@@ -267,6 +282,7 @@ class FastPitch(nn.Module):
         durations: torch.Tensor | None = None,
         pitch: torch.Tensor | None = None,
         energy: torch.Tensor | None = None,
+        speaker: int | torch.Tensor | None = None,
     ) -> FastPitchInference:
         """Synthesise from symbols (call ``.eval()`` first, or dropout stays on).
 
@@ -281,9 +297,12 @@ class FastPitch(nn.Module):
                 pace still applies).
             pitch: ``(B, L)`` normalised pitch to use instead of the prediction.
             energy: ``(B, L)`` ``log(1 + energy)`` to use instead of the prediction (energy models only).
+            speaker: Speaker id for the whole batch (int or 0-d tensor) or per item (``(B,)`` int64), in
+                ``0 .. n_speakers - 1``; None: speaker 0, NVIDIA's default.
         """
         _check_tokens(tokens, token_lengths, durations=durations, pitch=pitch, energy=energy)
-        encoded, mask = self.encoder(tokens, token_lengths)
+        conditioning = self.speaker_embedding(speaker, tokens.shape[0])
+        encoded, mask = self.encoder(tokens, token_lengths, conditioning)
         if durations is None:
             log_duration = self.duration_predictor(encoded, mask)
             durations = (torch.exp(log_duration) - 1.0).clamp(0.0, self.max_duration)
@@ -305,6 +324,28 @@ class FastPitch(nn.Module):
         return FastPitchInference(mel, mel_lengths, repeats, pitch, energy)
 
     # ---------------------------------------------------------------------------------------------
+
+    def speaker_embedding(self, speaker: int | torch.Tensor | None, batch: int) -> torch.Tensor | None:
+        """The encoder's speaker conditioning: ``(B, 1, d_model)`` ``speaker_emb(speaker) * speaker_emb_weight``,
+        or None for a single-speaker model.
+
+        Args:
+            speaker: An id for all ``batch`` items (int or 0-d tensor), ``(B,)`` ids, or None (speaker 0).
+            batch: ``B``.
+
+        Raises:
+            ValueError naming the speaker and ``n_speakers`` when an id is out of range (a single-speaker
+            model accepts only 0 or None), or ``speaker`` is not integer ids of shape ``()`` or ``(B,)``.
+        """
+        if speaker is not None:
+            _check_speaker(speaker, batch, self.n_speakers)
+        if self.speaker_emb is None:
+            return None
+        weight = self.speaker_emb.weight
+        ids = torch.as_tensor(0 if speaker is None else speaker, dtype=torch.long, device=weight.device)
+        # As NVIDIA: look up, then scale (their `spk_emb.mul_(speaker_emb_weight)`); one vector per item,
+        # broadcast over the symbols.
+        return (self.speaker_emb(ids.expand(batch)) * self.speaker_emb_weight).unsqueeze(1)
 
     def _embed(self, conv: nn.Conv1d, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``(B, L)`` per-token values -> ``(B, L, C)`` embedding to add to the encoder output, 0 on padding."""
@@ -360,6 +401,36 @@ def _check_tokens(tokens: torch.Tensor, token_lengths: torch.Tensor, **per_token
             raise ValueError(f"{name}: expected shape {tuple(tokens.shape)} like tokens, got {tuple(value.shape)}")
 
 
+def _check_speaker(speaker: int | torch.Tensor, batch: int, n_speakers: int) -> None:
+    """Raise ValueError unless ``speaker`` is an integer id (Python or 0-d tensor) or ``(batch,)`` integer ids,
+    each in ``0 .. n_speakers - 1``."""
+    if isinstance(speaker, torch.Tensor):
+        if speaker.dtype.is_floating_point or speaker.dtype.is_complex or speaker.dtype == torch.bool:
+            raise ValueError(f"speaker: expected integer speaker ids, got a {speaker.dtype} tensor")
+        if speaker.dim() > 1 or (speaker.dim() == 1 and speaker.shape[0] != batch):
+            raise ValueError(
+                f"speaker: expected an id or ({batch},) ids, one per item, got shape {tuple(speaker.shape)}"
+            )
+        if torch.jit.is_tracing():
+            return  # a traced graph's ids are inputs, not values to check now
+        # One device-to-host copy of the (B,) ids; on CUDA an out-of-range lookup would be a device assert.
+        ids = sorted({int(value) for value in speaker.reshape(-1).tolist()})
+    else:
+        try:
+            ids = [operator.index(speaker)] if not isinstance(speaker, bool) else None
+        except TypeError:
+            ids = None
+        if ids is None:
+            raise ValueError(f"speaker: expected an int or a tensor of speaker ids, got {speaker!r}")
+    bad = [value for value in ids if not 0 <= value < n_speakers]
+    if bad:
+        valid = "only speaker 0 (a single-speaker model)" if n_speakers == 1 else f"ids 0 .. {n_speakers - 1}"
+        raise ValueError(
+            f"speaker {bad[0] if len(bad) == 1 else bad}: out of range for a model with n_speakers {n_speakers} "
+            f"({valid})"
+        )
+
+
 def _check_inputs(inputs: FastPitchInputs, energy_conditioning: bool) -> None:
     _check_tokens(
         inputs.tokens, inputs.token_lengths, durations=inputs.durations, pitch=inputs.pitch, energy=inputs.energy
@@ -390,10 +461,9 @@ def config_from_nvidia(config: Mapping[str, Any]) -> dict[str, Any]:
     """An NVIDIA checkpoint's ``config`` (its constructor arguments) as a :meth:`FastPitch.from_config` mapping.
 
     Missing keys take this project's defaults, except ``energy_conditioning``, which NVIDIA's loader
-    defaults to off. Multi-speaker, multi-formant or non-zero-padding models are rejected.
+    defaults to off; ``n_speakers`` and ``speaker_emb_weight`` default to NVIDIA's 1 and 1.0 either way.
+    Multi-formant or non-zero-padding models are rejected.
     """
-    if int(config.get("n_speakers", 1)) > 1:
-        raise ValueError(f"NVIDIA config: n_speakers {config['n_speakers']} (speaker embeddings are not supported)")
     if int(config.get("pitch_conditioning_formants", 1)) != 1:
         raise ValueError("NVIDIA config: pitch_conditioning_formants must be 1")
     if int(config.get("padding_idx", 0)) != 0:

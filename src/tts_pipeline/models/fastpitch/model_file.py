@@ -39,6 +39,12 @@ class FastPitchInfo:
     def symbols(self) -> tuple[str, ...]:
         return self.text.symbols
 
+    @property
+    def n_speakers(self) -> int:
+        """Speakers the model was trained on (ids ``0 .. n_speakers - 1``); 1 for a single-speaker model,
+        also from a file written before the key existed."""
+        return int(self.model_config.get("n_speakers", 1))
+
 
 def save_fastpitch(
     path: str | Path,

@@ -206,12 +206,16 @@ class FFTransformer(nn.Module):
             FFTLayer(d_model, n_heads, d_head, d_inner, kernel_size, dropout, dropatt) for _ in range(n_layers)
         )
 
-    def forward(self, inputs: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, inputs: torch.Tensor, lengths: torch.Tensor, conditioning: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode a padded batch.
 
         Args:
             inputs: ``(B, L)`` int64 symbol ids (encoder) or ``(B, L, d_model)`` features (decoder).
             lengths: ``(B,)`` real positions per item.
+            conditioning: ``(B, 1, d_model)`` (or ``(B, L, d_model)``) added to the embedded input with the
+                positions, before the input dropout: FastPitch's scaled speaker embedding. None: nothing.
 
         Returns:
             ``(B, L, d_model)`` outputs, zero on padding, and the ``(B, L)`` bool mask of real positions.
@@ -219,7 +223,13 @@ class FFTransformer(nn.Module):
         x = inputs if self.word_emb is None else self.word_emb(inputs)
         mask = lengths_to_mask(lengths, x.shape[1])
         keep = mask.unsqueeze(2).to(x.dtype)
-        x = self.drop((x + self.pos_emb(x.shape[1]).to(x.dtype)) * keep)
+        x = x + self.pos_emb(x.shape[1]).to(x.dtype)
+        if conditioning is not None:
+            # NVIDIA adds it after the positions (`inp + pos_emb + conditioning`), so real positions get
+            # the same sum in the same order; unlike theirs, padded positions are zeroed with the rest,
+            # which changes no real position (attention ignores padded keys, the convs see zeros).
+            x = x + conditioning.to(x.dtype)
+        x = self.drop(x * keep)
         layer_mask = padding_mask(mask)
         for layer in self.layers:
             x = layer(x, layer_mask)
