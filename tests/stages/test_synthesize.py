@@ -137,7 +137,7 @@ def test_bad_inputs_are_reported(files):
             "--phrases", str(files / "phrases.txt")]  # fmt: skip
     parser = argparse.ArgumentParser()
     stage.add_arguments(parser)
-    with pytest.raises(UserError, match="--phrases needs --fastpitch"):
+    with pytest.raises(UserError, match="--phrases needs --acoustic-model"):
         stage.run(parser.parse_args(argv))
     save_fastpitch_file(files / "fastpitch" / "model.pt", symbols_kind="textgrid")
     with pytest.raises(UserError, match="trained on TextGrid phone labels"):

@@ -78,8 +78,8 @@ def vocoder_module(gain: float, calls: list) -> types.ModuleType:
 def acoustic_module(calls: list) -> types.ModuleType:
     module = types.ModuleType("fake_acoustic")
 
-    def load(path, *, audio, text):
-        calls.append(("load acoustic model", Path(path)))
+    def load(path, *, audio, text, settings):
+        calls.append(("load acoustic model", Path(path), dict(settings)))
         encoder = TextEncoder(cleaners="english_cleaners_v2", symbols="characters", symbol_set="english_basic")
         return LoadedAcousticModel(FakeAcousticModel(), AUDIO, encoder, 3, "Fake acoustic model")
 
@@ -106,7 +106,10 @@ def calls(monkeypatch) -> list:
     monkeypatch.setitem(sys.modules, "fake_vocoder_2", vocoder_module(2.0, calls))
     monkeypatch.setitem(sys.modules, "fake_acoustic", acoustic_module(calls))
     monkeypatch.setattr(model_kinds, "VOCODERS", (*model_kinds.VOCODERS, fake_vocoder_row("fake_vocoder_1")))
-    fake_acoustic = AcousticModelKind("fake_acoustic", "Fake acoustic model", "fake_acoustic")
+    fake_acoustic = AcousticModelKind(
+        "fake_acoustic", "Fake acoustic model", "fake_acoustic", trained_by="train_fake_acoustic",
+        folder="fake_acoustic", pretrained="fake_acoustic.checkpoint", settings=("fake_setting",),
+    )  # fmt: skip
     monkeypatch.setattr(model_kinds, "ACOUSTIC_MODELS", (*model_kinds.ACOUSTIC_MODELS, fake_acoustic))
     return calls
 
@@ -119,10 +122,10 @@ def load(tmp_path: Path, **options: object) -> Synthesizer:
 
 
 def test_fake_kinds_of_one_row_and_one_module_each_speak_through_the_synthesizer(calls, tmp_path):
-    synth = load(tmp_path, vocoder_settings={"fake_gain": 0.5}, batch_size=2)
+    synth = load(tmp_path, vocoder_settings={"fake_gain": 0.5}, acoustic_settings={"fake_setting": 3}, batch_size=2)
     assert calls == [
         ("load vocoder", tmp_path / "vocoder.pt", {"fake_gain": 0.5}),
-        ("load acoustic model", tmp_path / "acoustic.pt"),
+        ("load acoustic model", tmp_path / "acoustic.pt", {"fake_setting": 3}),
         ("prepare vocoder", "off"),
         ("prepare acoustic model", "off"),
     ]
@@ -183,5 +186,5 @@ def test_every_vocoder_row_names_what_exists(kind):
 @pytest.mark.parametrize("kind", model_kinds.ACOUSTIC_MODELS, ids=lambda kind: kind.name)
 def test_every_acoustic_model_row_names_a_module_with_load_and_prepare(kind):
     module = importlib.import_module(kind.module)
-    assert list(inspect.signature(module.load).parameters) == ["path", "audio", "text"]
+    assert list(inspect.signature(module.load).parameters) == ["path", "audio", "text", "settings"]
     assert list(inspect.signature(module.prepare).parameters) == ["model", "precision"]

@@ -18,6 +18,7 @@ rule benchmark:
         inference=paths.inference_manifest,
         phrases=pipeline.benchmark_phrases(),
         **pipeline.other_vocoders(),
+        **pipeline.other_acoustic_models(),
     output:
         json=paths.benchmark_json,
         md=paths.benchmark_md,
@@ -31,6 +32,7 @@ rule benchmark:
         reference=pipeline.benchmark_reference(),
         metrics=pipeline.metrics_arguments(),
         vocoders=pipeline.other_vocoders_option(),
+        acoustic_models=pipeline.other_acoustic_models_option(),
     resources:
         gpu=pipeline.gpus("benchmark"),
         **pipeline.job_resources("benchmark"),
@@ -48,7 +50,7 @@ rule benchmark:
         " --manifest-dir {params.manifest_dir:q} --features-dir {params.features_dir:q}"
         " --fastpitch-mels-dir {params.fastpitch_mels_dir:q} --inference-manifest {input.inference:q}"
         " --reference {params.reference:q} --phrases {input.phrases:q} --metrics {params.metrics:q} --out-dir {params.out_dir:q}"
-        " {params.vocoders:q} 2> {log:q}"
+        " {params.vocoders:q} {params.acoustic_models:q} 2> {log:q}"
 
 
 rule report_pages:

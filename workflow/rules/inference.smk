@@ -1,11 +1,12 @@
-## INFERENCE: text to speech with FastPitch and the vocoder of inference.vocoder (a kind of config/model_kinds.py)
+## INFERENCE: text to speech with the acoustic model of inference.acoustic_model (FastPitch or Tacotron 2) and
+## the vocoder of inference.vocoder (kinds of config/model_kinds.py)
 
 
 rule synthesize:
     message:
         "synthesize: speech from the phrases (log: {log})"
     input:
-        fastpitch=pipeline.fastpitch_model(),
+        acoustic_model=pipeline.synthesis_acoustic_model(),
         vocoder=pipeline.synthesis_vocoder(),
         phrases=pipeline.inference_phrases(),
     output:
@@ -27,6 +28,6 @@ rule synthesize:
     shell:
         # <name>.wav beside the manifest, which is written last (the declared output).
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --"
-        " tts-pipeline synthesize --section {params.section:q} --fastpitch {input.fastpitch:q}"
+        " tts-pipeline synthesize --section {params.section:q} --acoustic-model {input.acoustic_model:q}"
         " --vocoder {input.vocoder:q} --phrases {input.phrases:q} --out-dir {params.out_dir:q}"
         " --manifest {output.manifest:q} 2> {log:q}"

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from tts_pipeline.benchmark import other_vocoders
+from tts_pipeline.benchmark import other_acoustic_models, other_vocoders
 from tts_pipeline.benchmark.intelligibility import percent_with_error
 from tts_pipeline.benchmark.report import (
     BENCHMARK_COLUMNS,
@@ -316,7 +316,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"Device: {env['device_name']} ({env['device']}); PyTorch {env['torch']}; CPU threads: {env['threads']}.",
         "",
     ]
-    others = other_vocoders.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES)
+    others = [
+        *other_vocoders.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES),
+        *other_acoustic_models.speed_markdown(report, SPEED_COLUMNS, LATENCY_NOTES),
+    ]
     return "\n".join([*header, *_speed_section(report), *others, *_quality_section(report), *_training_section(report)])
 
 
@@ -335,6 +338,7 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
             # whose rows name the vocoder's time hifigan_latency_mean_s.
             metrics[f"{prefix}_{name}_latency_mean_s"] = row[key] if key in row else row[f"{name}_latency_mean_s"]
     metrics.update(other_vocoders.headline_metrics(report))
+    metrics.update(other_acoustic_models.headline_metrics(report))
     for row in (report["quality"].get("vocoder_mel_l1") or {}).get("rows", []):
         metrics[f"mel_l1_{row['vocoder']}_{row['input_key']}"] = row["mel_l1"]
     for row in (report["quality"].get("precision") or {}).get("rows", []):

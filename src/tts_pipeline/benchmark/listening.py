@@ -16,7 +16,10 @@ The rows, from the upper reference point to what a user gets:
                                           precision included: what a user gets)
 ``<vocoder>_ground_truth``                each other vocoder in the DAG (e.g. ``waveglow``) on the
                                           ground-truth mels (:mod:`.other_vocoders`)
-``tts_<vocoder>``                         FastPitch + that vocoder from the texts, fp32
+``tts_<vocoder>``                         FastPitch + that vocoder from the texts
+``tts_<acoustic model>[_<vocoder>]``      each other acoustic model in the DAG (e.g. ``tacotron2``)
+                                          from the texts, with the fine-tuned HiFi-GAN or another
+                                          vocoder (:mod:`.other_acoustic_models`)
 ========================================  ==========================================================
 
 Every neural row runs at ``inference.amp``, as the product does (with ``auto`` on a CPU, the fastest path
@@ -43,7 +46,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
-from tts_pipeline.benchmark import other_vocoders, pauses
+from tts_pipeline.benchmark import other_acoustic_models, other_vocoders, pauses
 from tts_pipeline.benchmark.intelligibility import (
     DECODES,
     Clip,
@@ -69,6 +72,7 @@ ROW_DESCRIPTIONS = {
     "griffin_lim_fastpitch": "Griffin-Lim on FastPitch mels (from text)",
     "tts": "FastPitch + fine-tuned HiFi-GAN (full TTS)",
     **other_vocoders.row_descriptions(),
+    **other_acoustic_models.row_descriptions(),
 }
 
 
@@ -86,6 +90,7 @@ FIGURE_ROWS = (
     "hifigan_fine_tuned_ground_truth",
     "tts",
     *other_vocoders.figure_rows(),
+    *other_acoustic_models.figure_rows(),
 )
 """The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product;
 then each other vocoder's copy synthesis and full TTS when the run builds it (rows absent are skipped)."""

@@ -59,3 +59,28 @@ PUBLISHED: tuple[dict[str, Any], ...] = (
     },
 )
 """NVIDIA's published FastPitch + HiFi-GAN inference figures, keyed like our summary rows."""
+
+_TACOTRON2_SOURCE = "NVIDIA Tacotron 2 README (DGX A100 40 GB, + WaveGlow {channels} channels)"
+
+PUBLISHED_ACOUSTIC_MODELS: dict[str, tuple[dict[str, Any], ...]] = {
+    "tacotron2": tuple(
+        {
+            "source": _TACOTRON2_SOURCE.format(channels=channels),
+            "batch_size": batch,
+            "precision": precision,
+            "latency_mean_s": latency,
+            "x_real_time": rtf,
+            "samples_per_s": samples,
+        }
+        for channels, batch, precision, latency, samples, rtf in (
+            (256, 1, "fp16", 0.80, 192_086.0, 8.74),
+            (256, 4, "fp16", 1.05, 602_856.0, 6.85),
+            (256, 1, "fp32", 0.87, 177_210.0, 8.02),
+            (256, 4, "fp32", 1.27, 500_458.0, 5.67),
+        )
+    ),
+}
+"""NVIDIA's published figures of another acoustic model with its vocoder, by kind: their Tacotron 2 +
+WaveGlow system on the same 128-character input (Tacotron 2 README, "Inference performance: NVIDIA DGX
+A100"; latency from the start of Tacotron 2 to the end of WaveGlow, mean of 1000 runs; their RTF is our
+``x_real_time``)."""

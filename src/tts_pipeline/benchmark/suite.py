@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tts_pipeline.benchmark import other_acoustic_models
 from tts_pipeline.benchmark.environment import environment
 from tts_pipeline.benchmark.inference import PrecisionPlan, plan_precisions, speed_rows, tf32_flags
 from tts_pipeline.benchmark.nvidia import PUBLISHED
+from tts_pipeline.benchmark.other_acoustic_models import AcousticModelFile
 from tts_pipeline.benchmark.other_vocoders import VocoderFile, other_kinds, speed_key, tts_row, vocoder_settings
 from tts_pipeline.benchmark.pauses import pause_section
 from tts_pipeline.benchmark.precision_quality import PRECISION_NOTE, precision_quality
@@ -25,7 +27,15 @@ from tts_pipeline.benchmark.reference import sentence_quality
 from tts_pipeline.benchmark.report import LATENCY_NOTES, json_ready
 from tts_pipeline.benchmark.training import THROUGHPUT_UNITS, training_throughput
 from tts_pipeline.benchmark.vocoder import validation_set, vocoder_quality
-from tts_pipeline.config import AudioConfig, BenchmarkConfig, DemoCorpusConfig, InferenceConfig, PitchConfig, TextConfig
+from tts_pipeline.config import (
+    AudioConfig,
+    BenchmarkConfig,
+    DemoCorpusConfig,
+    InferenceConfig,
+    PitchConfig,
+    TextConfig,
+    model_kinds,
+)
 from tts_pipeline.errors import UserError
 from tts_pipeline.inference import Phrase, SynthesisOptions, Synthesizer
 
@@ -66,18 +76,22 @@ class BenchmarkInputs:
     phrases_path: Path
     phrase: Phrase
     out_dir: Path
+    other_acoustic_models: list[AcousticModelFile] = dataclasses.field(default_factory=list)
 
 
 @dataclass
 class LoadedModels:
     """The synthesizers every part uses: ``main`` (FastPitch + the fine-tuned HiFi-GAN, with the speed
-    options), each other vocoder alone by kind, and the timed phrase's symbols."""
+    options), each other vocoder alone by kind, each other acoustic model with the fine-tuned HiFi-GAN
+    by kind (and its symbols of the timed phrase), and the timed phrase's symbols."""
 
     main: Synthesizer
     others: dict[str, Synthesizer]
     speed_options: SynthesisOptions
     tokens: Any
     plan: PrecisionPlan
+    acoustic: dict[str, Synthesizer] = dataclasses.field(default_factory=dict)
+    acoustic_tokens: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def load_models(inputs: BenchmarkInputs, sections: BenchmarkSections, device: torch.device) -> LoadedModels:
@@ -100,7 +114,15 @@ def load_models(inputs: BenchmarkInputs, sections: BenchmarkSections, device: to
         )
         for item in inputs.other_vocoders
     }
-    return LoadedModels(main, others, speed_options, tokens, plan)
+    acoustic, acoustic_tokens = {}, {}
+    for item in inputs.other_acoustic_models:
+        synth = main.with_acoustic_model(item.kind.name, item.path, speed_options, text=sections.text)
+        acoustic[item.kind.name] = synth
+        try:
+            acoustic_tokens[item.kind.name] = synth.encode(inputs.phrase.text)
+        except UserError as error:
+            raise UserError(f"benchmark.phrases {inputs.phrases_path}:{inputs.phrase.line}: {error}") from None
+    return LoadedModels(main, others, speed_options, tokens, plan, acoustic, acoustic_tokens)
 
 
 def run_benchmark(
@@ -147,6 +169,13 @@ def run_benchmark(
         tts = {"tts": main.with_options(tts_options, product_amp)}
         for item in inputs.other_vocoders:
             tts[tts_row(item.kind)] = main.with_options(tts_options, product_amp, vocoder_from=others[item.kind.name])
+        for acoustic in inputs.other_acoustic_models:
+            speaker = models.acoustic[acoustic.kind.name]
+            tts[other_acoustic_models.tts_row(acoustic.kind)] = speaker.with_options(tts_options, product_amp)
+            for item in inputs.other_vocoders:
+                tts[other_acoustic_models.tts_row(acoustic.kind, item.kind)] = speaker.with_options(
+                    tts_options, product_amp, vocoder_from=others[item.kind.name]
+                )
         copy = {name: synth.with_options(quality_options, product_amp) for name, (_, synth) in vocoders.items()}
         listening = _listening(inputs, cfg, audio, tts, copy)
         quality["intelligibility"] = listening.section
@@ -176,7 +205,20 @@ def run_benchmark(
             plan, tokens, cfg.batch_sizes, warmup=cfg.warmup, repeats=cfg.repeats,
             on_row=lambda row, label=item.kind.label: _log_row(row, label),
         )  # fmt: skip
+    # each other acoustic model with the vocoder synthesis uses (NVIDIA's pairs: Tacotron 2 + WaveGlow)
+    synthesis_vocoder = others.get(inference_cfg.vocoder)
+    acoustic_speed = {}
+    for acoustic in inputs.other_acoustic_models:
+        speaker = models.acoustic[acoustic.kind.name]
+        acoustic_speed[other_acoustic_models.speed_key(acoustic.kind)] = speed_rows(
+            lambda choice, speaker=speaker: speaker.with_options(
+                speed_options, choice.amp, vocoder_from=synthesis_vocoder
+            ),
+            plan, models.acoustic_tokens[acoustic.kind.name], cfg.batch_sizes, warmup=cfg.warmup,
+            repeats=cfg.repeats, on_row=lambda row, label=acoustic.kind.label: _log_row(row, acoustic=label),
+        )  # fmt: skip
     benchmarked = {item.kind.name: item.path for item in inputs.other_vocoders}
+    acoustic_files = {item.kind.name: item.path for item in inputs.other_acoustic_models}
     report: dict[str, Any] = {
         "environment": environment(device, tf32_flags()),
         "settings": {
@@ -196,22 +238,29 @@ def run_benchmark(
                 "auto": [choice.as_dict() for choice in chosen.auto_choices],
             },
             **vocoder_settings(inference_cfg.model_dump(), benchmarked),
+            **other_acoustic_models.settings_of(inference_cfg.model_dump(), acoustic_files),
+            "acoustic_models_vocoder": model_kinds.vocoder_kind(inference_cfg.vocoder).label,
         },
         "models": {
             "fastpitch": str(inputs.fastpitch),
             "hifigan": str(inputs.hifigan),
             "hifigan_base": _describe(inputs.hifigan_base),
             **{kind.name: _describe(benchmarked.get(kind.name)) for kind in other_kinds()},
+            **{kind.name: _describe(acoustic_files.get(kind.name)) for kind in other_acoustic_models.other_kinds()},
         },
         "speed": {
             "rows": rows,
             "skipped_precisions": [item._asdict() for item in plan.skipped],
             "notes": LATENCY_NOTES,
             **{speed_key(kind): other_speed.get(speed_key(kind), []) for kind in other_kinds()},
+            **{
+                other_acoustic_models.speed_key(kind): acoustic_speed.get(other_acoustic_models.speed_key(kind), [])
+                for kind in other_acoustic_models.other_kinds()
+            },
         },
         "quality": quality,
         "training": {"units": THROUGHPUT_UNITS, "rows": training_rows},
-        "nvidia": {"published": list(PUBLISHED)},
+        "nvidia": {"published": list(PUBLISHED), "published_acoustic_models": other_acoustic_models.published()},
     }
     return json_ready(report)
 
@@ -224,12 +273,11 @@ def _describe(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _log_row(row: dict[str, Any], vocoder: str = "HiFi-GAN") -> None:
+def _log_row(row: dict[str, Any], vocoder: str = "HiFi-GAN", acoustic: str = "FastPitch") -> None:
     log.info(
-        "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (FastPitch %.4f s, %s %.4f s), "
-        "%.1fx real time",
+        "benchmark: batch %d, %s: mean %.4f s, p99 %.4f s per call (%s %.4f s, %s %.4f s), %.1fx real time",
         row["batch_size"], row["precision_label"], row["latency_mean_s"], row["latency_p99_s"],
-        row["fastpitch_latency_mean_s"], vocoder, row["vocoder_latency_mean_s"], row["x_real_time"],
+        acoustic, row["fastpitch_latency_mean_s"], vocoder, row["vocoder_latency_mean_s"], row["x_real_time"],
     )  # fmt: skip
 
 

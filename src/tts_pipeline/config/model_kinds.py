@@ -67,12 +67,24 @@ class AcousticModelKind:
         label: How tables, logs and pages name it.
         module: The module that loads and prepares it
             (:class:`tts_pipeline.inference.seams.AcousticModelModule`).
+        trained_by: The rule that writes its model file.
+        folder: That rule's folder under the experiment (``<folder>/model.pt``, ``<folder>/metrics.json``).
+        pretrained: Dotted config key of a pretrained file that replaces ``trained_by``.
+        settings: Keys of the ``inference`` section its module reads when it loads a file (as
+            :attr:`tts_pipeline.inference.SynthesisOptions.acoustic_settings`).
+        speaks_with_pace: Whether it has durations for ``inference.pace`` and pitch for the pitch
+            transforms (FastPitch); a model without (Tacotron 2) refuses them in the config.
         export: The module of its export graph, as :attr:`VocoderKind.export`; None: not exportable.
     """
 
     name: str
     label: str
     module: str
+    trained_by: str
+    folder: str
+    pretrained: str
+    settings: tuple[str, ...] = ()
+    speaks_with_pace: bool = True
     export: str | None = None
 
 
@@ -110,7 +122,27 @@ VOCODERS: tuple[VocoderKind, ...] = (
 )
 
 ACOUSTIC_MODELS: tuple[AcousticModelKind, ...] = (
-    AcousticModelKind("fastpitch", "FastPitch", _INFERENCE + "fastpitch_acoustic", export=_EXPORT + "fastpitch_graph"),
+    AcousticModelKind(
+        "fastpitch",
+        "FastPitch",
+        _INFERENCE + "fastpitch_acoustic",
+        trained_by="train_fastpitch",
+        folder="fastpitch",
+        pretrained="fastpitch.checkpoint",
+        export=_EXPORT + "fastpitch_graph",
+    ),
+    # NVIDIA's Tacotron 2 + WaveGlow system's acoustic model; in the DAG when inference.acoustic_model names
+    # it, durations come from it (FastPitch 1.0's path) or tacotron2.checkpoint is set
+    AcousticModelKind(
+        "tacotron2",
+        "Tacotron 2",
+        _INFERENCE + "tacotron2_acoustic",
+        trained_by="train_tacotron2",
+        folder="tacotron2",
+        pretrained="tacotron2.checkpoint",
+        settings=("tacotron2_gate_threshold", "tacotron2_max_decoder_steps"),
+        speaks_with_pace=False,
+    ),
 )
 
 
@@ -126,19 +158,22 @@ def vocoder_kind(name: str) -> VocoderKind:
     raise KeyError(f"unknown vocoder {name!r}; expected one of {', '.join(vocoder_names())}")
 
 
+def acoustic_model_names() -> tuple[str, ...]:
+    return tuple(kind.name for kind in ACOUSTIC_MODELS)
+
+
 def acoustic_model_kind(name: str) -> AcousticModelKind:
     """The row of acoustic model ``name``; a ``KeyError`` naming the known ones otherwise."""
     for kind in ACOUSTIC_MODELS:
         if kind.name == name:
             return kind
-    names = ", ".join(kind.name for kind in ACOUSTIC_MODELS)
-    raise KeyError(f"unknown acoustic model {name!r}; expected one of {names}")
+    raise KeyError(f"unknown acoustic model {name!r}; expected one of {', '.join(acoustic_model_names())}")
 
 
 # ``config`` below is a tts_pipeline.config.PipelineConfig, whose module imports this table.
 
 
-def pretrained_file(config: Any, kind: VocoderKind) -> str | None:
+def pretrained_file(config: Any, kind: VocoderKind | AcousticModelKind) -> str | None:
     """The pretrained file the config names for ``kind`` (its ``pretrained`` key), or None."""
     if kind.pretrained is None:
         return None
@@ -152,3 +187,13 @@ def vocoders_in_use(config: Any) -> tuple[VocoderKind, ...]:
     compares it with HiFi-GAN)."""
     chosen = {PIPELINE_VOCODER, config.inference.vocoder}
     return tuple(kind for kind in VOCODERS if kind.name in chosen or pretrained_file(config, kind) is not None)
+
+
+def acoustic_models_in_use(config: Any) -> tuple[AcousticModelKind, ...]:
+    """The acoustic models the DAG builds, in table order: :data:`PIPELINE_ACOUSTIC_MODEL`, the one of
+    ``inference.acoustic_model``, Tacotron 2 when the durations come from it, and every one whose
+    pretrained file the config names (the benchmark then measures it beside FastPitch)."""
+    chosen = {PIPELINE_ACOUSTIC_MODEL, config.inference.acoustic_model}
+    if config.durations.source == "tacotron2":
+        chosen.add("tacotron2")
+    return tuple(kind for kind in ACOUSTIC_MODELS if kind.name in chosen or pretrained_file(config, kind) is not None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from tts_pipeline.config import model_kinds
 from tts_pipeline.config.base import StrictModel
@@ -50,6 +50,26 @@ class InferenceConfig(StrictModel):
     waveglow_sigma: float = Field(
         0.9, ge=0, description="WaveGlow's noise scale at synthesis (NVIDIA's inference scripts: 0.9; the paper 0.6)."
     )
+    acoustic_model: str = Field(
+        model_kinds.PIPELINE_ACOUSTIC_MODEL,
+        description="The acoustic model of synthesis: FastPitch, or Tacotron 2 (NVIDIA's Tacotron 2 + WaveGlow "
+        "system: trained by train_tacotron2, or tacotron2.checkpoint); with tacotron2 the benchmark adds "
+        "Tacotron 2 rows beside FastPitch's.",
+        json_schema_extra={"enum": list(model_kinds.acoustic_model_names())},
+    )
+    tacotron2_gate_threshold: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Stop-gate probability that ends a Tacotron 2 utterance; null = the model file's "
+        "(NVIDIA's 0.5).",
+    )
+    tacotron2_max_decoder_steps: int | None = Field(
+        None,
+        ge=1,
+        description="Most mel frames Tacotron 2 decodes for one text before it is cut (with a warning naming "
+        "the phrase); null = the model file's (NVIDIA's 2000, 23 s).",
+    )
 
     @field_validator("vocoder")
     @classmethod
@@ -58,6 +78,32 @@ class InferenceConfig(StrictModel):
         if name not in model_kinds.vocoder_names():
             raise ValueError(f"unknown vocoder; expected one of {', '.join(model_kinds.vocoder_names())}")
         return name
+
+    @field_validator("acoustic_model")
+    @classmethod
+    def _known_acoustic_model(cls, name: str) -> str:
+        if name not in model_kinds.acoustic_model_names():
+            raise ValueError(f"unknown acoustic model; expected one of {', '.join(model_kinds.acoustic_model_names())}")
+        return name
+
+    @model_validator(mode="after")
+    def _pace_needs_durations(self) -> InferenceConfig:
+        # Pace and pitch act on FastPitch's predicted durations and pitch; a model without them would
+        # silently speak as if they were unset.
+        kind = model_kinds.acoustic_model_kind(self.acoustic_model)
+        if not kind.speaks_with_pace:
+            changed = [
+                key
+                for key, unset in (("pace", 1.0), ("pitch_flatten", False), ("pitch_invert", False),
+                                   ("pitch_amplify", 1.0), ("pitch_shift_hz", 0.0))
+                if getattr(self, key) != unset
+            ]  # fmt: skip
+            if changed:
+                raise ValueError(
+                    f"{', '.join(changed)}: {kind.label} has no durations or pitch of its own to change; "
+                    f"unset them or use acoustic_model {model_kinds.PIPELINE_ACOUSTIC_MODEL}"
+                )
+        return self
 
 
 class BenchmarkConfig(StrictModel):

@@ -72,23 +72,11 @@ def align_batch(model: Any, texts: Sequence[Sequence[int]], mels: Sequence[np.nd
 
 def model_text(info: Any, model_path: str, symbol_set: str) -> tuple[str, list[str]]:
     """The symbol kind and table Tacotron 2 was trained with, checked against ``symbol_set``."""
-    from tts_pipeline.text import get_symbols
-
-    extra = dict(getattr(info, "extra", {}) or {})
-    symbols = str(extra.get("symbols") or "characters")
-    trained_set = str(extra.get("symbol_set") or symbol_set)
+    symbols, trained_set, table = info.trained_symbols(model_path, symbol_set)
     if trained_set != symbol_set:
         raise UserError(
             f"{model_path}: Tacotron 2 was trained on symbol set {trained_set!r}, but text.symbol_set is "
             f"{symbol_set!r}; retrain it or change text.symbol_set"
-        )
-    table = get_symbols(symbol_set)
-    trained_table = list(extra.get("symbol_table") or table)
-    n_symbols = int(info.model_config.get("n_symbols", len(table)))
-    if trained_table != table or n_symbols != len(table):
-        raise UserError(
-            f"{model_path}: its symbol table ({n_symbols} symbols) differs from symbol set {symbol_set!r} "
-            f"as this version defines it ({len(table)}); retrain Tacotron 2 or change text.symbol_set"
         )
     return symbols, table
 

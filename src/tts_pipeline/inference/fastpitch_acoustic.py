@@ -10,7 +10,9 @@ float32 model runs under the precision's autocast. ``inference.amp: auto`` on a 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -23,9 +25,12 @@ from tts_pipeline.models.fastpitch.model_file import load_fastpitch
 from tts_pipeline.precision import Precision
 
 
-def load(path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None) -> LoadedAcousticModel:
+def load(
+    path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None, settings: Mapping[str, Any]
+) -> LoadedAcousticModel:
     """This pipeline's model file or NVIDIA's checkpoint (whose symbols come from ``text``, its audio
-    settings from ``audio``); its text encoder is the one it was trained with."""
+    settings from ``audio``); its text encoder is the one it was trained with. FastPitch reads no
+    ``settings`` (its row names none)."""
     model, info = load_fastpitch(path, text=text, audio=audio)
     return LoadedAcousticModel(model, info.audio, TextEncoder.from_settings(info.text, path), info.step, "FastPitch")
 

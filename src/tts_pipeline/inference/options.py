@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from tts_pipeline.config.model_kinds import VOCODERS
+from tts_pipeline.config.model_kinds import ACOUSTIC_MODELS, VOCODERS
 from tts_pipeline.inference.chunking import MAX_PHRASE_SYMBOLS, MAX_PIECE_SYMBOLS, PIECE_PAUSE_SECONDS
 from tts_pipeline.models.fastpitch import PitchTransform
 
@@ -34,6 +34,7 @@ class SynthesisOptions:
         vocoder_settings: The ``inference`` keys the vocoder kinds read when they load a file (each
             row's ``settings`` in :mod:`tts_pipeline.config.model_kinds`, e.g. ``waveglow_sigma``); a
             kind uses its own default for a key missing here.
+        acoustic_settings: The same for the acoustic-model kinds (e.g. ``tacotron2_gate_threshold``).
     """
 
     batch_size: int = 8
@@ -47,6 +48,7 @@ class SynthesisOptions:
     max_phrase_symbols: int = MAX_PHRASE_SYMBOLS
     pause_seconds: float = PIECE_PAUSE_SECONDS
     vocoder_settings: Mapping[str, Any] = field(default_factory=dict)
+    acoustic_settings: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -64,8 +66,8 @@ class SynthesisOptions:
 
     @classmethod
     def from_config(cls, cfg: InferenceConfig, vocoder_batching: VocoderBatching = "exact") -> SynthesisOptions:
-        """The options of an ``inference`` section (with the settings of every vocoder kind: the
-        benchmark loads the others beside the one synthesis uses)."""
+        """The options of an ``inference`` section (with the settings of every kind: the benchmark loads
+        the others beside the ones synthesis uses)."""
         transform = PitchTransform(
             flatten=cfg.pitch_flatten, invert=cfg.pitch_invert, amplify=cfg.pitch_amplify, shift_hz=cfg.pitch_shift_hz
         )
@@ -78,4 +80,5 @@ class SynthesisOptions:
             normalize_peak=cfg.normalize_peak,
             vocoder_batching=vocoder_batching,
             vocoder_settings={key: getattr(cfg, key) for kind in VOCODERS for key in kind.settings},
+            acoustic_settings={key: getattr(cfg, key) for kind in ACOUSTIC_MODELS for key in kind.settings},
         )

@@ -3,10 +3,10 @@ kind (a row of :mod:`tts_pipeline.config.model_kinds`) loads one from its file a
 
 A kind's module provides two functions:
 
-- ``load(path, *, audio, ...)``: the model as its file gives it, in eval mode on the CPU, with the audio
-  settings it was trained for (:class:`LoadedVocoder`, :class:`LoadedAcousticModel`); errors
+- ``load(path, *, audio, settings, ...)``: the model as its file gives it, in eval mode on the CPU, with
+  the audio settings it was trained for (:class:`LoadedVocoder`, :class:`LoadedAcousticModel`); errors
   (UserError) name the file. ``audio`` is the config's audio section, for foreign files that record
-  none; None when there is no config.
+  none; None when there is no config. ``settings`` are the ``inference`` keys the kind's row names.
 - ``prepare(model, precision)``: what the synthesizer calls to run that model at ``precision``
   (the model itself, or a copy made for it, e.g. HiFi-GAN's fused bf16 CPU generator).
 
@@ -57,6 +57,9 @@ class MelPrediction(Protocol):
     Attributes:
         mel: ``(B, n_mels, T_max)`` float log-mels, 0 on padded frames.
         mel_lengths: ``(B,)`` int64 frames per utterance.
+
+    An autoregressive model may also give ``stopped``: ``(B,)`` bool, False for an utterance it cut at its
+    step limit instead of ending it (the synthesizer passes it on: ``Utterance.complete``).
     """
 
     @property
@@ -135,8 +138,11 @@ class VocoderModule(Protocol):
 class AcousticModelModule(Protocol):
     """What the module of an acoustic-model kind provides (module docstring)."""
 
-    def load(self, path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None) -> LoadedAcousticModel:
-        """``text``: the config's text section, for a foreign file that records no symbols."""
+    def load(
+        self, path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None, settings: Mapping[str, Any]
+    ) -> LoadedAcousticModel:
+        """``text``: the config's text section, for a foreign file that records no symbols; ``settings``: the
+        ``inference`` keys its row names, by key (missing or None ones: the file's own)."""
         ...
 
     def prepare(self, model: nn.Module, precision: Precision) -> AcousticModel: ...

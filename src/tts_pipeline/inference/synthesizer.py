@@ -172,7 +172,9 @@ class Synthesizer:
             check_audio_agreement(audio, vocoder.audio, "the config's audio section", vocoder_name)
         acoustic = None
         if acoustic_model_path is not None:
-            acoustic = acoustic_model_module(acoustic_model_kind).load(acoustic_model_path, audio=settings, text=text)
+            acoustic = acoustic_model_module(acoustic_model_kind).load(
+                acoustic_model_path, audio=settings, text=text, settings=options.acoustic_settings
+            )
             label = model_kinds.acoustic_model_kind(acoustic_model_kind).label
             acoustic_name = f"the {label} model {acoustic_model_path}"
             check_audio_agreement(acoustic.audio, vocoder.audio, acoustic_name, vocoder_name)
@@ -205,6 +207,25 @@ class Synthesizer:
         return Synthesizer(
             source.vocoder, self.audio, options, acoustic_model=self.acoustic_model, text_encoder=self.text_encoder,
             device=self.device, amp=amp, vocoder_kind=source.vocoder_kind, acoustic_model_kind=self.acoustic_model_kind,
+        )  # fmt: skip
+
+    def with_acoustic_model(
+        self,
+        kind: str,
+        path: str | Path,
+        options: SynthesisOptions,
+        amp: str = "off",
+        *,
+        text: TextConfig | None = None,
+    ) -> Synthesizer:
+        """This synthesizer's vocoder with another acoustic model, of kind ``kind``, loaded from ``path`` (its
+        audio settings checked against this synthesizer's; ``text``: the config's text section)."""
+        loaded = acoustic_model_module(kind).load(path, audio=self.audio, text=text, settings=options.acoustic_settings)
+        label = model_kinds.acoustic_model_kind(kind).label
+        check_audio_agreement(loaded.audio, self.audio, f"the {label} model {path}", "this synthesizer's vocoder")
+        return Synthesizer(
+            self.vocoder, self.audio, options, acoustic_model=loaded.model, text_encoder=loaded.text_encoder,
+            device=self.device, amp=amp, vocoder_kind=self.vocoder_kind, acoustic_model_kind=kind,
         )  # fmt: skip
 
     def vocoder_only(self, options: SynthesisOptions) -> Synthesizer:
@@ -345,7 +366,9 @@ class Synthesizer:
         with torch.inference_mode():
             with self.timer(ACOUSTIC_MODEL_TIMER):
                 inferred = self.infer_mels(tokens, token_lengths)
-            return self._vocode_batch(inferred.mel, inferred.mel_lengths)
+            output = self._vocode_batch(inferred.mel, inferred.mel_lengths)
+        # an autoregressive model says which utterances it cut at its step limit (MelPrediction)
+        return output._replace(stopped=getattr(inferred, "stopped", None))
 
     def infer_mels(self, tokens: torch.Tensor, token_lengths: torch.Tensor) -> MelPrediction:
         """The acoustic model on ``(B, L)`` tokens in this synthesizer's precision, with its pace and pitch

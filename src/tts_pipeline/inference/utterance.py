@@ -42,6 +42,8 @@ class Utterance:
             manifests and reports name it.
         vocoder_ms: Vocoder (and denoiser) time of the whole batch.
         n_pieces: Pieces the text was split into (1 = spoken whole).
+        complete: False when an autoregressive acoustic model cut it (or one of its pieces) at its step
+            limit instead of ending it (Tacotron 2's stop gate never fired): its audio stops mid-way.
     """
 
     index: int
@@ -54,6 +56,7 @@ class Utterance:
     fastpitch_ms: float | None
     vocoder_ms: float
     n_pieces: int = 1
+    complete: bool = True
 
 
 class BatchOutput(NamedTuple):
@@ -63,11 +66,14 @@ class BatchOutput(NamedTuple):
         mels: ``(B, n_mels, T_max)`` float mels, as the acoustic model produced them or as given.
         mel_lengths: ``(B,)`` int64 frames per utterance.
         audio: ``B`` float32 waveforms ``(mel_lengths[b] * hop,)``, cropped and denoised.
+        stopped: ``(B,)`` bool, False for an utterance the acoustic model cut at its step limit; None:
+            every one ended (a model without a step limit, or given mels).
     """
 
     mels: torch.Tensor
     mel_lengths: torch.Tensor
     audio: list[torch.Tensor]
+    stopped: torch.Tensor | None = None
 
 
 class Placement(NamedTuple):
@@ -108,6 +114,7 @@ def finish_row(
         batch_size=len(output.audio),
         fastpitch_ms=None if times.acoustic_model is None else 1000.0 * times.acoustic_model,
         vocoder_ms=1000.0 * times.vocoder,
+        complete=True if output.stopped is None else bool(output.stopped[row]),
     )
 
 
@@ -132,6 +139,7 @@ def join_pieces(index: int, pieces: Sequence[Utterance], audio: AudioConfig, opt
             n_frames=sum(piece.n_frames for piece in pieces) + pause * (len(pieces) - 1),
             n_tokens=sum(piece.n_tokens or 0 for piece in pieces),
             n_pieces=len(pieces),
+            complete=all(piece.complete for piece in pieces),
         )
     wave = normalize_peak(first.audio) if options.normalize_peak else first.audio
     return replace(first, index=index, audio=wave)

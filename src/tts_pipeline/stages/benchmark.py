@@ -34,6 +34,11 @@ Other vocoders. With ``--vocoders NAME=PATH`` (the workflow passes every vocoder
 HiFi-GAN, e.g. ``waveglow=R/waveglow/model.pt``), FastPitch + each is timed the same way, and each gets a
 mel L1 row and two intelligibility rows, named by its kind (:mod:`tts_pipeline.benchmark.other_vocoders`).
 
+Other acoustic models. With ``--acoustic-models NAME=PATH`` (the workflow passes every acoustic model of
+the DAG beside FastPitch, e.g. ``tacotron2=R/tacotron2/model.pt``), each is timed with the vocoder of
+``inference.vocoder`` beside NVIDIA's published figures for that pair, and gets full-TTS intelligibility
+rows with every vocoder (:mod:`tts_pipeline.benchmark.other_acoustic_models`).
+
 Writes ``<out-dir>/report.json`` (settings, device, PyTorch version, threads, every row, quality,
 training throughput, skipped precisions, NVIDIA's published figures), then ``<out-dir>/report.md``
 (the same as tables in NVIDIA's layout), each atomically. Under tracking, the headline figures and
@@ -58,6 +63,7 @@ REPORT_MD = "report.md"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tts_pipeline.benchmark.other_acoustic_models import add_acoustic_models_argument
     from tts_pipeline.benchmark.other_vocoders import add_vocoders_argument
 
     add_stage_arguments(parser, "--manifest-dir", "--features-dir")
@@ -93,6 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out-dir", type=Path, required=True, help="where report.json and report.md go")
     add_vocoders_argument(parser, "their rows beside HiFi-GAN's (speed, mel L1, intelligibility)")
+    add_acoustic_models_argument(parser)
     parser.add_argument("--gpus", type=int, default=None, help="0 = CPU, 1 = first visible GPU; default benchmark.gpus")
 
 
@@ -100,6 +107,7 @@ def run(args: argparse.Namespace) -> None:
     import torch
 
     from tts_pipeline.benchmark.document import headline_metrics, render_markdown
+    from tts_pipeline.benchmark.other_acoustic_models import parse_acoustic_model_argument
     from tts_pipeline.benchmark.other_vocoders import parse_vocoder_argument
     from tts_pipeline.benchmark.suite import BenchmarkInputs, BenchmarkSections, load_models, run_benchmark
     from tts_pipeline.benchmark.training import parse_metrics_argument
@@ -125,6 +133,7 @@ def run(args: argparse.Namespace) -> None:
         raise UserError(f"benchmark: --reference espeak needs the demo corpus's voice ({VOICE_KEY!r}) in --section")
     metrics_files = [parse_metrics_argument(value) for value in args.metrics]
     other_files = [parse_vocoder_argument(value) for value in args.vocoders]
+    acoustic_files = [parse_acoustic_model_argument(value) for value in args.acoustic_models]
 
     device = single_device(cfg.gpus if args.gpus is None else args.gpus, "benchmark.gpus")
     if device.type == "cpu":
@@ -138,6 +147,7 @@ def run(args: argparse.Namespace) -> None:
         hifigan_base=args.hifigan_base, fastpitch_mels_dir=args.fastpitch_mels_dir,
         inference_manifest=args.inference_manifest, reference=args.reference, metrics=metrics_files,
         other_vocoders=other_files, phrases_path=phrases_path, phrase=phrases[0], out_dir=args.out_dir,
+        other_acoustic_models=acoustic_files,
     )  # fmt: skip
     sections = BenchmarkSections(
         benchmark=cfg,

@@ -1,5 +1,10 @@
-"""Synthesise a phrase file with the trained FastPitch and the vocoder of ``inference.vocoder``: one WAV per
-phrase, and a manifest.
+"""Synthesise a phrase file with the acoustic model of ``inference.acoustic_model`` (the trained FastPitch,
+or Tacotron 2) and the vocoder of ``inference.vocoder``: one WAV per phrase, and a manifest.
+
+``--acoustic-model`` (also spelt ``--fastpitch``) is that acoustic model's file: FastPitch's, or
+Tacotron 2's (NVIDIA's Tacotron 2 + WaveGlow system: each text decoded until its stop gate fires; a
+phrase cut at ``inference.tacotron2_max_decoder_steps`` instead is named in a warning and its manifest
+record says ``"complete": false``).
 
 ``--vocoder`` is the model file of the vocoder kind ``inference.vocoder`` names (a row of
 :mod:`tts_pipeline.config.model_kinds`: the fine-tuned HiFi-GAN, or WaveGlow with weight norms folded and
@@ -52,7 +57,15 @@ MANIFEST_NAME = "manifest.jsonl"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
-    parser.add_argument("--fastpitch", type=Path, default=None, help="FastPitch model.pt (required with --phrases)")
+    parser.add_argument(
+        "--acoustic-model",
+        "--fastpitch",
+        dest="acoustic_model",
+        type=Path,
+        default=None,
+        help="the acoustic model's model.pt (or a foreign checkpoint), of the kind inference.acoustic_model names "
+        "(required with --phrases)",
+    )
     parser.add_argument(
         "--vocoder",
         type=Path,
@@ -71,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, TextConfig, parse_section
-    from tts_pipeline.config.model_kinds import vocoder_kind
+    from tts_pipeline.config.model_kinds import acoustic_model_kind, vocoder_kind
     from tts_pipeline.devices import single_device
     from tts_pipeline.errors import UserError
     from tts_pipeline.inference import InferenceConfig, SynthesisOptions, Synthesizer
@@ -80,17 +93,19 @@ def run(args: argparse.Namespace) -> None:
     cfg: InferenceConfig = parse_section(InferenceConfig, payload["inference"], "inference")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     text: TextConfig = parse_section(TextConfig, payload["text"], "text")
-    if args.phrases is not None and args.fastpitch is None:
-        raise UserError("synthesize: --phrases needs --fastpitch (or vocode ground-truth mels with --mels)")
-    if args.mels is not None and args.fastpitch is not None:
-        log.info("synthesize: --mels vocodes ground-truth mels; --fastpitch %s is not used", args.fastpitch)
+    if args.phrases is not None and args.acoustic_model is None:
+        raise UserError("synthesize: --phrases needs --acoustic-model (or vocode ground-truth mels with --mels)")
+    if args.mels is not None and args.acoustic_model is not None:
+        log.info("synthesize: --mels vocodes ground-truth mels; --acoustic-model %s is not used", args.acoustic_model)
     manifest = args.manifest or args.out_dir / MANIFEST_NAME
     device = single_device(cfg.gpus if args.gpus is None else args.gpus, "inference.gpus")
     vocoder = cfg.vocoder
+    acoustic = acoustic_model_kind(cfg.acoustic_model)
     synth = Synthesizer.load(
-        args.fastpitch if args.phrases is not None else None,
+        args.acoustic_model if args.phrases is not None else None,
         args.vocoder,
         SynthesisOptions.from_config(cfg),
+        acoustic_model_kind=acoustic.name,
         vocoder_kind=vocoder,
         audio=audio,
         text=text,
@@ -102,6 +117,7 @@ def run(args: argparse.Namespace) -> None:
         "amp": synth.precision.amp,
         "mode": "text" if args.phrases else "mels",
         "vocoder": vocoder,
+        **({"acoustic_model": acoustic.name} if args.phrases is not None else {}),
     }
     with tracked(STAGE, payload, dataset=args.out_dir.resolve().parent.name, tags=tags) as run_log:
         if args.phrases is not None:
@@ -116,11 +132,12 @@ def run(args: argparse.Namespace) -> None:
         write_jsonl(manifest, totals.count({**record, "vocoder": vocoder} for record in records))
         summary = totals.summary()
         log.info(
-            "synthesize: %d utterances, %.2f s of audio in %.3f s (FastPitch %.3f s, %s %.3f s) on %s, "
+            "synthesize: %d utterances, %.2f s of audio in %.3f s (%s %.3f s, %s %.3f s) on %s, "
             "%.1fx real time; wrote %s",
             summary["n_utterances"],
             summary["audio_seconds"],
             summary["compute_seconds"],
+            acoustic.label,
             summary["fastpitch_seconds"],
             vocoder_kind(vocoder).label,
             summary["vocoder_seconds"],
@@ -158,12 +175,20 @@ def _synthesize_phrases(synth: Synthesizer, path: Path, out_dir: Path, n_manifes
     if warning:
         log.warning("synthesize: %s", warning)
     synth.warm_up()
-    written = (
-        (utterance.index, _write(synth, out_dir, phrases[utterance.index].name, utterance.audio,
-                                 {"text": phrases[utterance.index].text, **_fields(utterance)}))
-        for utterance in synth.stream_pieces(pieces)
-    )  # fmt: skip
-    return in_input_order(written)
+
+    def write(utterance: Any) -> tuple[int, dict[str, Any]]:
+        phrase = phrases[utterance.index]
+        if not utterance.complete:
+            log.warning(
+                "synthesize: %s:%d: phrase %r was cut at %d frames: the acoustic model's stop gate never "
+                "fired (raise inference.tacotron2_max_decoder_steps if the text is that long; otherwise the "
+                "model did not learn to stop on it)",
+                path, phrase.line, phrase.name, utterance.n_frames,
+            )  # fmt: skip
+        fields = {"text": phrase.text, **_fields(utterance)}
+        return utterance.index, _write(synth, out_dir, phrase.name, utterance.audio, fields)
+
+    return in_input_order(write(utterance) for utterance in synth.stream_pieces(pieces))
 
 
 def in_input_order(items: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
@@ -219,6 +244,7 @@ def _fields(utterance: Any) -> dict[str, Any]:
         "batch_size": utterance.batch_size,
         "fastpitch_ms": None if utterance.fastpitch_ms is None else round(utterance.fastpitch_ms, 3),
         "vocoder_ms": round(utterance.vocoder_ms, 3),
+        **({} if utterance.complete else {"complete": False}),
     }
 
 

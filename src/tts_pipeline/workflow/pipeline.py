@@ -17,7 +17,10 @@ from tts_pipeline.config import PipelineConfig, check_folders, parse_config
 from tts_pipeline.config.model_kinds import (
     PIPELINE_ACOUSTIC_MODEL,
     PIPELINE_VOCODER,
+    AcousticModelKind,
     VocoderKind,
+    acoustic_model_kind,
+    acoustic_models_in_use,
     pretrained_file,
     vocoder_kind,
     vocoders_in_use,
@@ -143,8 +146,9 @@ class Pipeline:
     def training_metrics(self) -> dict[str, str]:
         """``metrics.json`` of every training stage in the DAG (a pretrained model has none)."""
         metrics = {"train_aligner": self.paths.aligner_metrics} if self.config.durations.source == "aligner" else {}
-        if self.config.durations.source == "tacotron2" and self.config.tacotron2.checkpoint is None:
-            metrics["train_tacotron2"] = self.paths.tacotron2_metrics
+        for acoustic in self.other_acoustic_model_kinds():
+            if pretrained_file(self.config, acoustic) is None:
+                metrics[acoustic.trained_by] = self._trained_file(acoustic, "metrics")
         if self.config.hifigan.checkpoint is None:
             metrics["train_hifigan"] = self.paths.hifigan_metrics
         if self.config.fastpitch.checkpoint is None:
@@ -183,7 +187,7 @@ class Pipeline:
     # Vocoders, by the table of kinds (config.model_kinds): HiFi-GAN is always trained; another kind is
     # in the DAG only when synthesis uses it or the config names a pretrained one (the benchmark and the
     # report then compare it with HiFi-GAN). `snakemake <its training rule>` trains it on request.
-    def _trained_file(self, kind: VocoderKind, name: str) -> str:
+    def _trained_file(self, kind: VocoderKind | AcousticModelKind, name: str) -> str:
         """``model`` or ``metrics``: the file of that name its training rule writes (``Paths.<folder>_<name>``)."""
         return getattr(self.paths, f"{kind.folder}_{name}")
 
@@ -205,6 +209,33 @@ class Pipeline:
         (:meth:`other_vocoders`, the rule's inputs), or ``[]`` when there is none."""
         names = list(self.other_vocoders())
         return lambda wildcards, input: ["--vocoders", *(f"{name}={input[name]}" for name in names)] if names else []
+
+    # Acoustic models, by the same table: FastPitch is always trained; another kind (Tacotron 2) is in the
+    # DAG when synthesis uses it, durations come from it or the config names a pretrained one (the
+    # benchmark then measures it beside FastPitch).
+    def acoustic_model(self, kind: AcousticModelKind) -> str:
+        """The model file of an acoustic model later stages read: its pretrained file or the trained one."""
+        return pretrained_file(self.config, kind) or self._trained_file(kind, "model")
+
+    def synthesis_acoustic_model(self) -> str:
+        """The model file of the acoustic model ``synthesize`` reads: ``inference.acoustic_model``'s kind."""
+        return self.acoustic_model(acoustic_model_kind(self.config.inference.acoustic_model))
+
+    def other_acoustic_model_kinds(self) -> tuple[AcousticModelKind, ...]:
+        """The acoustic models of the DAG besides FastPitch, in table order."""
+        return tuple(kind for kind in acoustic_models_in_use(self.config) if kind.name != PIPELINE_ACOUSTIC_MODEL)
+
+    def other_acoustic_models(self) -> dict[str, str]:
+        """Inputs (``acoustic_<kind>`` -> its model file) of every other acoustic model of the DAG."""
+        return {f"acoustic_{kind.name}": self.acoustic_model(kind) for kind in self.other_acoustic_model_kinds()}
+
+    def other_acoustic_models_option(self) -> Callable[..., list[str]]:
+        """A params function: ``["--acoustic-models", "<kind>=<model.pt>", ...]`` for the other acoustic
+        models of the DAG (:meth:`other_acoustic_models`, the rule's inputs), or ``[]`` when there is none."""
+        names = [kind.name for kind in self.other_acoustic_model_kinds()]
+        return lambda wildcards, input: (
+            ["--acoustic-models", *(f"{name}={input['acoustic_' + name]}" for name in names)] if names else []
+        )
 
     def synthesis_vocoder(self) -> str:
         """The model file of the vocoder ``synthesize`` reads: ``inference.vocoder``'s kind."""

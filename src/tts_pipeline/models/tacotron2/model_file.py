@@ -24,13 +24,37 @@ class Tacotron2Info:
         step: Training step of the weights (0 for NVIDIA's files, which record epochs only).
         epoch: Epoch reached.
         model_config: The constructor arguments (:meth:`Tacotron2.model_config`).
-        extra: Every plain extra the file records (``source_format`` for a foreign file).
+        extra: Every plain extra the file records (``source_format`` for a foreign file; ``symbols``,
+            ``symbol_set`` and ``symbol_table`` for a file this pipeline trained).
     """
 
     step: int
     epoch: int
     model_config: dict[str, Any]
     extra: dict[str, Any]
+
+    def trained_symbols(self, path: str | Path, symbol_set: str | None) -> tuple[str, str, list[str]]:
+        """The symbol kind, set and table it was trained on: the file's own, or for a file that records
+        none (NVIDIA's, trained on characters) characters of ``symbol_set`` (the config's).
+
+        Raises UserError naming ``path`` when no symbol set is known, or the recorded table or the
+        embedding's size differs from the set as this version defines it (the ids would not match).
+        """
+        from tts_pipeline.text import get_symbols
+
+        kind = str(self.extra.get("symbols") or "characters")
+        trained_set = self.extra.get("symbol_set") or symbol_set
+        if not trained_set:
+            raise UserError(f"{path}: the Tacotron 2 file records no symbol set; give the config's text.symbol_set")
+        table = get_symbols(str(trained_set))
+        trained_table = list(self.extra.get("symbol_table") or table)
+        n_symbols = int(self.model_config.get("n_symbols", len(table)))
+        if trained_table != table or n_symbols != len(table):
+            raise UserError(
+                f"{path}: its symbol table ({n_symbols} symbols) differs from symbol set {trained_set!r} "
+                f"as this version defines it ({len(table)}); retrain Tacotron 2 or change text.symbol_set"
+            )
+        return kind, str(trained_set), table
 
 
 def save_tacotron2(
