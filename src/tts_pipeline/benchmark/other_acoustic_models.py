@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tts_pipeline.benchmark.nvidia import PUBLISHED_ACOUSTIC_MODELS
+from tts_pipeline.benchmark.other_vocoders import parse_kind_item
 from tts_pipeline.benchmark.report import PUBLISHED_COLUMNS, Column, component_columns, render_table
 from tts_pipeline.config.model_kinds import (
     ACOUSTIC_MODELS,
@@ -33,7 +34,6 @@ from tts_pipeline.config.model_kinds import (
     VocoderKind,
     acoustic_model_kind,
 )
-from tts_pipeline.errors import UserError
 
 
 class AcousticModelFile(NamedTuple):
@@ -64,17 +64,10 @@ def add_acoustic_models_argument(parser: argparse.ArgumentParser) -> None:
 def parse_acoustic_model_argument(value: str) -> AcousticModelFile:
     """``name=path`` -> :class:`AcousticModelFile`; UserError for a malformed item, FastPitch (measured
     anyway) or an unknown kind, naming the known ones."""
-    name, sep, path = value.partition("=")
-    names = ", ".join(kind.name for kind in other_kinds())
-    if not sep or not path.strip():
-        raise UserError(f"--acoustic-models: expected name=path with a name of {names}, got {value!r}")
-    try:
-        kind = acoustic_model_kind(name.strip())
-    except KeyError as error:
-        raise UserError(f"--acoustic-models: {error.args[0]}") from None
-    if kind.name == PIPELINE_ACOUSTIC_MODEL:
-        raise UserError(f"--acoustic-models: {kind.name} is measured anyway; expected one of {names}")
-    return AcousticModelFile(kind, Path(path.strip()))
+    names = [kind.name for kind in other_kinds()]
+    return AcousticModelFile(
+        *parse_kind_item(value, "--acoustic-models", acoustic_model_kind, PIPELINE_ACOUSTIC_MODEL, names)
+    )
 
 
 def speed_key(kind: AcousticModelKind) -> str:

@@ -14,7 +14,7 @@ Speed rows name the vocoder's time ``vocoder_...`` whichever vocoder ran (the sy
 from __future__ import annotations
 
 import argparse
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -51,17 +51,27 @@ def add_vocoders_argument(parser: argparse.ArgumentParser, use: str) -> None:
 def parse_vocoder_argument(value: str) -> VocoderFile:
     """``name=path`` -> :class:`VocoderFile` (the command line's ``--vocoders`` items); UserError for a
     malformed item, HiFi-GAN (the benchmark's own) or an unknown kind, naming the known ones."""
+    names = [kind.name for kind in other_kinds()]
+    return VocoderFile(*parse_kind_item(value, "--vocoders", vocoder_kind, PIPELINE_VOCODER, names))
+
+
+def parse_kind_item(
+    value: str, option: str, kind_of: Callable[[str], Any], measured_anyway: str, others: Sequence[str]
+) -> tuple[Any, Path]:
+    """A ``name=path`` item of ``option`` -> (the kind ``kind_of(name)`` gives, path). UserError for a
+    malformed item, an unknown kind or ``measured_anyway`` (the benchmark's own model of that role),
+    naming ``others``, the kinds the option takes."""
     name, sep, path = value.partition("=")
-    names = ", ".join(kind.name for kind in other_kinds())
+    names = ", ".join(others)
     if not sep or not path.strip():
-        raise UserError(f"--vocoders: expected name=path with a name of {names}, got {value!r}")
+        raise UserError(f"{option}: expected name=path with a name of {names}, got {value!r}")
     try:
-        kind = vocoder_kind(name.strip())
+        kind = kind_of(name.strip())
     except KeyError as error:
-        raise UserError(f"--vocoders: {error.args[0]}") from None
-    if kind.name == PIPELINE_VOCODER:
-        raise UserError(f"--vocoders: {kind.name} is measured anyway; expected one of {names}")
-    return VocoderFile(kind, Path(path.strip()))
+        raise UserError(f"{option}: {error.args[0]}") from None
+    if kind.name == measured_anyway:
+        raise UserError(f"{option}: {kind.name} is measured anyway; expected one of {names}")
+    return kind, Path(path.strip())
 
 
 def speed_key(kind: VocoderKind) -> str:
