@@ -13,6 +13,53 @@ from tts_pipeline.config.base import FOLDER_NAME_PATTERN, IntPair, StrictModel
 # --------------------------------------------------------------------------------------------------
 
 
+SPEAKER_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+"""A speaker name: letters, digits, '_' and '-' (1 to 64). It is a metadata field, a manifest field, a key of
+``pitch_stats.json`` and a metric-name suffix, so it must be safe in all of them."""
+
+
+def _check_voice_ranges(model: DemoSpeakerConfig | DemoCorpusConfig) -> None:
+    """The per-utterance ranges of a demo voice (``rate_wpm``, ``pitch``, ``pitch_range``): ordered and
+    inside eSpeak NG's scales. ValueError naming the field."""
+    for name in ("rate_wpm", "pitch", "pitch_range"):
+        low, high = getattr(model, name)
+        if low > high:
+            raise ValueError(f"{name}: expected [low, high] with low <= high, got [{low}, {high}]")
+    rate_wpm = model.rate_wpm
+    if not 80 <= rate_wpm[0] <= rate_wpm[1] <= 450:
+        raise ValueError(f"rate_wpm: expected values within 80..450, got {list(rate_wpm)}")
+    for name in ("pitch", "pitch_range"):
+        low, high = getattr(model, name)
+        if not 0 <= low <= high <= 100:
+            raise ValueError(f"{name}: expected values within 0..100, got [{low}, {high}]")
+
+
+class DemoSpeakerConfig(StrictModel):
+    """One voice of a multi-speaker demo corpus: an eSpeak NG voice with its own per-utterance ranges."""
+
+    name: str = Field(
+        pattern=SPEAKER_NAME_PATTERN,
+        description="Speaker name (letters, digits, _ and -): the 4th field of metadata.csv, the manifests' "
+        "'speaker'; speaker ids are the names' sorted order.",
+    )
+    voice: str = Field(
+        pattern=r"^[A-Za-z0-9_-]+(\+[A-Za-z0-9_-]+)?$",
+        description="eSpeak NG voice, optionally with a variant: en-us+m3 (male), en-us+f3 (female), "
+        "en+m3 (British English), en-gb-x-rp+f2 (Received Pronunciation); variants are the files of "
+        "espeak-ng-data/voices/!v (m1-m8, f1-f5, klatt, ...).",
+    )
+    rate_wpm: IntPair = Field((150, 185), description="Speaking rate range in words per minute, drawn per utterance.")
+    pitch: IntPair = Field((35, 65), description="Base pitch range on eSpeak's 0-100 scale, drawn per utterance.")
+    pitch_range: IntPair = Field(
+        (40, 90), description="Intonation range on eSpeak's 0-100 scale (0 = monotone), drawn per utterance."
+    )
+
+    @model_validator(mode="after")
+    def _ranges_ordered(self) -> DemoSpeakerConfig:
+        _check_voice_ranges(self)
+        return self
+
+
 class DemoCorpusConfig(StrictModel):
     """The embedded demo corpus: project-written sentences spoken by eSpeak NG."""
 
@@ -28,19 +75,25 @@ class DemoCorpusConfig(StrictModel):
     pitch_range: IntPair = Field(
         (40, 90), description="Intonation range on eSpeak's 0-100 scale (0 = monotone), drawn per utterance."
     )
+    speakers: list[DemoSpeakerConfig] = Field(
+        default_factory=list,
+        description="Several voices (a multi-speaker corpus): each utterance is spoken by one of them, "
+        "assigned in turn over the sentences; metadata.csv gets the speaker as a 4th field. Empty: one "
+        "speaker, the voice and ranges above (which a non-empty list replaces).",
+    )
 
     @model_validator(mode="after")
     def _ranges_ordered(self) -> DemoCorpusConfig:
-        for name in ("rate_wpm", "pitch", "pitch_range"):
-            low, high = getattr(self, name)
-            if low > high:
-                raise ValueError(f"{name}: expected [low, high] with low <= high, got [{low}, {high}]")
-        if not 80 <= self.rate_wpm[0] <= self.rate_wpm[1] <= 450:
-            raise ValueError(f"rate_wpm: expected values within 80..450, got {list(self.rate_wpm)}")
-        for name in ("pitch", "pitch_range"):
-            low, high = getattr(self, name)
-            if not 0 <= low <= high <= 100:
-                raise ValueError(f"{name}: expected values within 0..100, got [{low}, {high}]")
+        _check_voice_ranges(self)
+        names = [speaker.name for speaker in self.speakers]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"speakers: each name once, but {', '.join(map(repr, repeated))} appear(s) more than once")
+        if len(self.speakers) > self.n_utterances:
+            raise ValueError(
+                f"speakers: {len(self.speakers)} speakers but n_utterances is {self.n_utterances}; "
+                "expected at least one utterance per speaker"
+            )
         return self
 
 

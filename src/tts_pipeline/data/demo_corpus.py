@@ -13,6 +13,14 @@ drawn from a seeded generator: the same config always gives byte-identical files
 utterances are asked for than there are sentences, the sentences are reused in order with new
 voice draws (ids stay unique).
 
+Several speakers (``corpus.demo.speakers``): each is an eSpeak NG voice (``en-us+m3``, ``en-us+f3``,
+``en+m3``, ...) with its own ranges, and ``metadata.csv`` gets the speaker's name as a 4th field
+(``id|raw text|normalized text|speaker``). Utterances take the speakers in turn over the sentence
+order, shifted by one speaker on each pass through the sentences (:func:`assign_speakers`), so every
+speaker has about as many clips, neighbouring sentences have different speakers, and a sentence
+spoken again in a later pass gets another voice. An empty list is the single voice above, byte for
+byte what it was before speakers existed.
+
 Typical use (the ``corpus`` stage)::
 
     summary = build_demo_corpus(resources_dir / cfg.corpus.name, cfg.corpus.demo, english_cleaners_v2)
@@ -23,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -54,15 +62,19 @@ class DemoUtterance:
     raw_text: str
     text: str
     voice: VoiceSettings
+    speaker: str | None = None  # the speaker's name in a multi-speaker corpus
+    voice_name: str | None = None  # that speaker's eSpeak NG voice (None: corpus.demo.voice)
 
 
 @dataclass(frozen=True)
 class DemoCorpusSummary:
-    """What a build produced: clip count, seconds of audio in all clips, wall-clock seconds taken."""
+    """What a build produced: clip count, seconds of audio in all clips, wall-clock seconds taken, and
+    clips per speaker (``{}`` for a single-speaker corpus)."""
 
     n_utterances: int
     total_seconds: float
     build_seconds: float
+    clips_per_speaker: dict[str, int] = field(default_factory=dict)
 
 
 def load_sentences(path: Path | None = None) -> list[str]:
@@ -94,26 +106,72 @@ def utterance_id(index: int, n_utterances: int) -> str:
     return f"{ID_PREFIX}-{index + 1:0{width}d}"
 
 
-def draw_voices(cfg: DemoCorpusConfig, n: int) -> list[VoiceSettings]:
-    """``n`` voice settings drawn uniformly (bounds included) from the config's ranges, seeded."""
+def draw_voices(cfg: DemoCorpusConfig, n: int, speakers: Sequence[int] | None = None) -> list[VoiceSettings]:
+    """``n`` voice settings drawn uniformly (bounds included), seeded: from the config's ranges, or with
+    ``speakers`` (an index into ``cfg.speakers`` per utterance) from each utterance's speaker's ranges."""
     rng = np.random.default_rng(cfg.seed)
-    rates = rng.integers(cfg.rate_wpm[0], cfg.rate_wpm[1], size=n, endpoint=True)
-    pitches = rng.integers(cfg.pitch[0], cfg.pitch[1], size=n, endpoint=True)
-    ranges = rng.integers(cfg.pitch_range[0], cfg.pitch_range[1], size=n, endpoint=True)
+    if speakers is None:
+        rates = rng.integers(cfg.rate_wpm[0], cfg.rate_wpm[1], size=n, endpoint=True)
+        pitches = rng.integers(cfg.pitch[0], cfg.pitch[1], size=n, endpoint=True)
+        ranges = rng.integers(cfg.pitch_range[0], cfg.pitch_range[1], size=n, endpoint=True)
+    else:
+        if len(speakers) != n:
+            raise ValueError(f"draw_voices: {len(speakers)} speaker indices for {n} utterances")
+
+        def draw(name: str) -> np.ndarray:
+            # One draw per utterance between its own speaker's bounds (arrays of bounds, one stream).
+            bounds = np.array([getattr(cfg.speakers[index], name) for index in speakers], dtype=np.int64)
+            return rng.integers(bounds[:, 0], bounds[:, 1], endpoint=True)
+
+        rates, pitches, ranges = draw("rate_wpm"), draw("pitch"), draw("pitch_range")
     return [VoiceSettings(int(r), int(p), int(g)) for r, p, g in zip(rates, pitches, ranges, strict=True)]
+
+
+def assign_speakers(n_utterances: int, n_sentences: int, n_speakers: int, seed: int) -> list[int]:
+    """The speaker (an index into ``corpus.demo.speakers``) of each utterance: in turn over the sentence
+    order, starting at a speaker drawn from ``seed``, and one speaker further on each pass through the
+    sentences. Counts differ by at most one per pass; a sentence spoken again gets another voice."""
+    start = int(np.random.default_rng([seed, n_speakers]).integers(n_speakers))
+    return [
+        (start + index % n_sentences + index // n_sentences) % n_speakers for index in range(n_utterances)
+    ]
 
 
 def plan_utterances(
     sentences: Sequence[str], cfg: DemoCorpusConfig, normalize: Callable[[str], str]
 ) -> list[DemoUtterance]:
-    """Pair each of ``cfg.n_utterances`` clips with a sentence (cycling) and a voice draw."""
-    voices = draw_voices(cfg, cfg.n_utterances)
+    """Pair each of ``cfg.n_utterances`` clips with a sentence (cycling), a speaker when the config has
+    several (:func:`assign_speakers`) and a voice draw."""
+    speakers = (
+        assign_speakers(cfg.n_utterances, len(sentences), len(cfg.speakers), cfg.seed) if cfg.speakers else None
+    )
+    voices = draw_voices(cfg, cfg.n_utterances, speakers)
     normalized = [_normalize_sentence(sentence, normalize) for sentence in sentences]
     plan = []
     for index, voice in enumerate(voices):
         which = index % len(sentences)
-        plan.append(DemoUtterance(utterance_id(index, cfg.n_utterances), sentences[which], normalized[which], voice))
+        speaker = cfg.speakers[speakers[index]] if speakers is not None else None
+        plan.append(
+            DemoUtterance(
+                utterance_id(index, cfg.n_utterances),
+                sentences[which],
+                normalized[which],
+                voice,
+                speaker=speaker.name if speaker else None,
+                voice_name=speaker.voice if speaker else None,
+            )
+        )
     return plan
+
+
+def check_voices(cfg: DemoCorpusConfig) -> None:
+    """UserError naming the config key of a voice eSpeak NG lacks (:func:`espeak.voice_problem`), checked
+    before anything is synthesised."""
+    voices = [(f"corpus.demo.speakers[{index}].voice", s.voice) for index, s in enumerate(cfg.speakers)]
+    for key, name in voices or [("corpus.demo.voice", cfg.voice)]:
+        problem = espeak.voice_problem(name)
+        if problem is not None:
+            raise UserError(f"{key}: {name!r}: {problem}")
 
 
 def _normalize_sentence(sentence: str, normalize: Callable[[str], str]) -> str:
@@ -141,32 +199,43 @@ def build_demo_corpus(
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
+    check_voices(cfg)
     plan = plan_utterances(load_sentences() if sentences is None else sentences, cfg, normalize)
     (out_dir / METADATA_NAME).unlink(missing_ok=True)
     _remove_stale(out_dir, {utterance.id for utterance in plan})
 
-    requests = [SynthRequest(utterance.text, utterance.voice) for utterance in plan]
     total_samples = 0
-    for utterance, synthesis in zip(plan, espeak.synthesize_in_fresh_process(requests, cfg.voice), strict=True):
-        espeak.check_timings(synthesis, f"demo utterance {utterance.id} ({utterance.text!r})")
-        if not np.any(synthesis.audio):
-            raise espeak.EspeakError(f"demo utterance {utterance.id}: eSpeak NG produced silence")
-        _write_wav(out_dir / WAVS_DIR / f"{utterance.id}.wav", synthesis.audio)
-        _write_alignment(out_dir / ALIGNMENTS_DIR / f"{utterance.id}.TextGrid", synthesis.timings, len(synthesis.audio))
-        total_samples += len(synthesis.audio)
+    # One fresh eSpeak process per voice (a single-voice corpus: one for all, as always), in the order
+    # the voices first speak: a speaker's clips then depend on its own utterances only, not on what the
+    # other voices said before them in the same process (eSpeak's hidden state, espeak module docstring).
+    for voice_name in dict.fromkeys(utterance.voice_name or cfg.voice for utterance in plan):
+        batch = [utterance for utterance in plan if (utterance.voice_name or cfg.voice) == voice_name]
+        requests = [SynthRequest(utterance.text, utterance.voice) for utterance in batch]
+        for utterance, synthesis in zip(batch, espeak.synthesize_in_fresh_process(requests, voice_name), strict=True):
+            espeak.check_timings(synthesis, f"demo utterance {utterance.id} ({utterance.text!r})")
+            if not np.any(synthesis.audio):
+                raise espeak.EspeakError(f"demo utterance {utterance.id}: eSpeak NG produced silence")
+            _write_wav(out_dir / WAVS_DIR / f"{utterance.id}.wav", synthesis.audio)
+            alignment = out_dir / ALIGNMENTS_DIR / f"{utterance.id}.TextGrid"
+            _write_alignment(alignment, synthesis.timings, len(synthesis.audio))
+            total_samples += len(synthesis.audio)
 
     files.write_text(out_dir / METADATA_NAME, format_metadata(plan))
-    summary = DemoCorpusSummary(len(plan), total_samples / SAMPLE_RATE, time.perf_counter() - started)
+    per_speaker = {s.name: sum(u.speaker == s.name for u in plan) for s in sorted(cfg.speakers, key=lambda s: s.name)}
+    summary = DemoCorpusSummary(len(plan), total_samples / SAMPLE_RATE, time.perf_counter() - started, per_speaker)
     log.info(
-        "demo corpus: %d utterances, %.1f min of audio, built in %.1f s in %s",
-        summary.n_utterances, summary.total_seconds / 60, summary.build_seconds, out_dir,
+        "demo corpus: %d utterances%s, %.1f min of audio, built in %.1f s in %s",
+        summary.n_utterances,
+        f" ({', '.join(f'{name} {count}' for name, count in per_speaker.items())})" if per_speaker else "",
+        summary.total_seconds / 60, summary.build_seconds, out_dir,
     )  # fmt: skip
     return summary
 
 
 def format_metadata(plan: Iterable[DemoUtterance]) -> str:
-    """LJSpeech ``metadata.csv`` text: ``id|raw text|normalized text`` per line, no header."""
-    return "".join(f"{u.id}|{u.raw_text}|{u.text}\n" for u in plan)
+    """LJSpeech ``metadata.csv`` text: ``id|raw text|normalized text`` per line, no header, and
+    ``|speaker`` after it for an utterance of a multi-speaker corpus."""
+    return "".join(f"{u.id}|{u.raw_text}|{u.text}{'' if u.speaker is None else '|' + u.speaker}\n" for u in plan)
 
 
 def _write_wav(path: Path, audio: np.ndarray) -> None:

@@ -14,6 +14,9 @@ Two properties of the library shape this module:
   gives slightly different samples. Only the same sequence of calls on a freshly loaded library is
   byte-identical.
   :func:`synthesize_in_fresh_process` therefore runs a whole batch in a new worker process.
+- A voice variant with ``breath`` (``f2``, ``f3``, ``f5``, ``whisper``, ...) adds breath noise that
+  differs from run to run even in a fresh process; :func:`voice_problem` refuses those variants, so
+  that every voice the demo corpus uses is reproducible.
 
 Header facts used below (``speak_lib.h``, API revision 12): the event struct layout, the event type
 numbers, ``espeakINITIALIZE_PHONEME_EVENTS = 1``, ``espeakINITIALIZE_PHONEME_IPA = 2``,
@@ -228,11 +231,11 @@ class Espeak:
         return 0
 
     def set_voice(self, name: str) -> None:
-        """Select an eSpeak NG voice by name (``en-us``, ``en-gb``, ...)."""
+        """Select an eSpeak NG voice by name (``en-us``, ``en`` for British English, ``en-us+f3``, ...)."""
         if name == self._voice:
             return
         if self._lib.espeak_SetVoiceByName(name.encode()) != _EE_OK:
-            raise UserError(f"corpus.demo.voice: eSpeak NG has no voice named {name!r} (try 'en-us' or 'en-gb')")
+            raise UserError(f"corpus.demo.voice: eSpeak NG has no voice named {name!r} (try 'en-us' or 'en')")
         self._voice = name
 
     def synthesize(self, text: str, voice: VoiceSettings) -> Synthesis:
@@ -267,6 +270,65 @@ class Espeak:
                 clauses.append((result or b"").decode("utf-8", errors="replace"))
             self._phone_counts[word, self._voice] = sum(len([p for p in c.split("_") if p]) for c in clauses)
         return self._phone_counts[word, self._voice]
+
+
+def _data_path() -> Path:
+    import espeakng_loader
+
+    return Path(espeakng_loader.get_data_path())
+
+
+def voice_variants() -> list[str]:
+    """The voice variants eSpeak NG's data holds (``m1`` .. ``m8``, ``f1`` .. ``f5``, ``klatt``, ...): the
+    files of ``voices/!v``, which ``<voice>+<variant>`` selects."""
+    return sorted(path.name for path in (_data_path() / "voices" / "!v").iterdir() if path.is_file())
+
+
+def voice_problem(name: str) -> str | None:
+    """Why eSpeak NG would not speak with the voice ``name`` as asked, or None.
+
+    The language voice (before ``+``) must be a voice file of ``lang/`` (its file name, as eSpeak matches
+    it: case aside) or a voice's ``name`` line; the variant after ``+`` must be a file of ``voices/!v``
+    (exact name, as eSpeak opens it), and must not add breath noise (module docstring: not
+    reproducible). eSpeak itself ignores an unknown variant without a word, which would quietly make
+    two "different" speakers the same voice.
+    """
+    base, _, variant = name.partition("+")
+    languages = _data_path() / "lang"
+    known = {path.name.lower() for path in languages.rglob("*") if path.is_file()}
+    if base.lower() not in known and base.lower() not in _voice_titles(languages):
+        british = " (British English is 'en')" if base.lower().startswith("en-gb") else ""
+        return f"eSpeak NG has no voice {base!r}{british}; e.g. en-us, en, en-gb-x-rp, en-029"
+    if variant and variant not in voice_variants():
+        return f"eSpeak NG has no voice variant {variant!r}; its variants: {', '.join(voice_variants())}"
+    if variant and variant in breathy_variants():
+        return (
+            f"the voice variant {variant!r} adds breath noise, which eSpeak NG draws differently on every run, "
+            f"so the corpus would not be reproducible; choose another (breathless female variants: f1, f4)"
+        )
+    return None
+
+
+def breathy_variants() -> set[str]:
+    """The variants whose file sets ``breath`` (a commented-out ``//breath`` line does not count)."""
+    folder = _data_path() / "voices" / "!v"
+    return {
+        name
+        for name in voice_variants()
+        if any(line.split()[:1] == ["breath"] for line in (folder / name).read_text(errors="replace").splitlines())
+    }
+
+
+def _voice_titles(languages: Path) -> set[str]:
+    """The ``name`` lines of the voice files (``english (america)``), lower case."""
+    titles = set()
+    for path in languages.rglob("*"):
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith("name "):
+                    titles.add(line[5:].strip().lower())
+                    break
+    return titles
 
 
 def synthesize_in_fresh_process(requests: Sequence[SynthRequest], voice_name: str) -> Iterator[Synthesis]:

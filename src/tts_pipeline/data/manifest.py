@@ -14,9 +14,11 @@ Typical use (the ``manifest`` stage)::
 
 Outputs (see :func:`write_manifest`): ``manifest.{train,val,test}.jsonl``, one record per utterance
 sorted by id, with ``id``, ``wav``, ``text`` (cleaned: what the models train on), ``raw_text``,
-``n_samples``, ``sample_rate``, ``duration_s`` and ``source_wav``
+``n_samples``, ``sample_rate``, ``duration_s`` and ``source_wav``, and ``speaker`` when the corpus
+names speakers (the 4th field of ``metadata.csv``; the split is then balanced per speaker,
+:mod:`tts_pipeline.data.splits`)
 (:class:`~tts_pipeline.data.manifest_record.ManifestRecord`; :func:`read_manifest` reads them back);
-and ``validation.json``.
+and ``validation.json`` (with ``split.speakers``: utterances per speaker and split, for such a corpus).
 """
 
 
@@ -49,7 +51,7 @@ from tts_pipeline.data.metadata import (
     read_metadata,
 )
 from tts_pipeline.data.problems import Problem, Reason, format_problems
-from tts_pipeline.data.splits import SPLIT_NAMES, split_ids
+from tts_pipeline.data.splits import SPLIT_NAMES, speaker_sizes, split_ids
 from tts_pipeline.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -98,7 +100,9 @@ def build_manifest(
     Raises:
         ManifestError: missing metadata.csv; any problem under ``on_invalid: error``; no valid
             utterance at all (under either policy). The message lists every problem by reason.
-        SplitError: the valid utterances cannot be split as configured.
+        SplitError: the valid utterances cannot be split as configured (also: a speaker of a
+            multi-speaker corpus would have no training utterance).
+        UserError: a bad speaker name in the 4th field of ``metadata.csv``, or a speaker on some lines only.
     """
     corpus_dir = Path(corpus_dir)
     metadata_path = corpus_dir / METADATA_NAME
@@ -122,11 +126,19 @@ def build_manifest(
     validation = _validation_report(corpus_dir, metadata, data, problems, valid, audio, wav_dir)
     _apply_policy(problems, valid, data, metadata, validation)
 
-    split = split_ids(valid, data.split, rejected={key: ", ".join(value) for key, value in rejected.items()})
+    speaker_of = {row.id: row.speaker for row in metadata.rows if row.speaker is not None}
+    speakers = {utterance_id: speaker_of[utterance_id] for utterance_id in valid} if speaker_of else None
+    reasons = {key: ", ".join(value) for key, value in rejected.items()}
+    split = split_ids(valid, data.split, rejected=reasons, speakers=speakers)
     validation["transcript_fixes"] = sorted(set(TRANSCRIPT_CONTINUATIONS) & set(valid)) if ljspeech else []
     validation["split"] = {"scheme": data.split.scheme, "sizes": split.sizes, "discarded": split.discarded}
+    if speakers:
+        validation["split"]["speakers"] = speaker_sizes(split, speakers)
     splits = {
-        name: [_record(utterance_id, transcripts[utterance_id], audio[utterance_id]) for utterance_id in ids]
+        name: [
+            _record(utterance_id, transcripts[utterance_id], audio[utterance_id], speaker_of.get(utterance_id))
+            for utterance_id in ids
+        ]
         for name, ids in split.splits.items()
     }
     logger.info(
@@ -180,7 +192,7 @@ def _check_wavs(
     return audio, problems
 
 
-def _record(utterance_id: str, transcript: tuple[str, str], info: AudioInfo) -> ManifestRecord:
+def _record(utterance_id: str, transcript: tuple[str, str], info: AudioInfo, speaker: str | None) -> ManifestRecord:
     raw_text, cleaned = transcript
     return ManifestRecord(
         id=utterance_id,
@@ -191,6 +203,7 @@ def _record(utterance_id: str, transcript: tuple[str, str], info: AudioInfo) -> 
         sample_rate=info.sample_rate,
         duration_s=round(info.duration_s, 6),
         source_wav=info.source_wav,
+        speaker=speaker,
     )
 
 

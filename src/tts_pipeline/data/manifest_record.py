@@ -5,7 +5,8 @@ required because the pipeline cannot run without them: ``id`` names the utteranc
 files; ``wav`` and ``n_samples`` are the clip the features stage reads (and checks the length of) and
 HiFi-GAN crops; ``text`` is what the aligner and the acoustic models train on. The other four describe
 the clip and where it came from; no reader needs them, so a manifest written by hand (a test's, or a
-corpus prepared elsewhere) may leave them out and they read as None.
+corpus prepared elsewhere) may leave them out and they read as None. The last, ``speaker``, is written
+only for a multi-speaker corpus (the 4th field of ``metadata.csv``): its absence means one speaker.
 
 Typical use::
 
@@ -19,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from tts_pipeline.data.speakers import speaker_name_problem
 from tts_pipeline.errors import UserError
 
 # Every field in the order the manifest stage writes them (the order of to_json), with the JSON types
@@ -33,6 +35,7 @@ _SCHEMA: dict[str, tuple[tuple[type, ...], str]] = {
     "sample_rate": ((int,), "an integer (Hz)"),
     "duration_s": ((int, float), "a number (seconds)"),
     "source_wav": ((str,), "a string (the path of the corpus's own clip)"),
+    "speaker": ((str,), "a string (the speaker's name: letters, digits, '_' or '-')"),
 }
 REQUIRED_FIELDS = ("id", "wav", "text", "n_samples")
 
@@ -51,6 +54,7 @@ class ManifestRecord:
         sample_rate: Rate of ``wav`` in Hz; None if not given (then taken as ``audio.sampling_rate``).
         duration_s: ``n_samples / sample_rate`` rounded to 6 decimals; None if not given.
         source_wav: Path of the corpus's own clip (``wav`` unless resampled); None if not given.
+        speaker: The speaker's name in a multi-speaker corpus; None for a single-speaker one.
     """
 
     id: str
@@ -61,13 +65,15 @@ class ManifestRecord:
     sample_rate: int | None = None
     duration_s: float | None = None
     source_wav: str | None = None
+    speaker: str | None = None
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> ManifestRecord:
         """The record of one parsed manifest line; keys it does not know are ignored.
 
         ``where`` names the line in errors (``<dir>/manifest.val.jsonl:12``). UserError when ``obj``
-        is not an object, a required field is missing, or a field has the wrong type.
+        is not an object, a required field is missing, a field has the wrong type, or ``speaker`` is
+        not a safe name.
         """
         if not isinstance(obj, dict):
             raise UserError(f"{where}: expected a JSON object (a manifest record), got {_as_json(obj)}")
@@ -83,6 +89,9 @@ class ManifestRecord:
             if not isinstance(value, types) or isinstance(value, bool):
                 raise UserError(f"{where}: manifest field '{name}' is {_as_json(value)}, expected {expected}")
             values[name] = value
+        speaker = values.get("speaker")
+        if speaker is not None and (problem := speaker_name_problem(speaker)) is not None:
+            raise UserError(f"{where}: manifest field 'speaker': {problem}")
         return cls(**values)
 
     def to_json(self) -> dict[str, Any]:

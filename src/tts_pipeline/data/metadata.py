@@ -3,6 +3,12 @@
 ``metadata.csv`` holds ``id|raw text|normalized text`` lines (no header, pipe-separated, unquoted);
 the clips are ``wavs/<id>.wav``. One bad line is reported as a :class:`~.problems.Problem` and the
 rest still parse.
+
+A multi-speaker corpus adds the speaker's name as a 4th field on every line,
+``id|raw text|normalized text|speaker`` (:mod:`tts_pipeline.data.speakers`). A bad speaker name is a
+UserError naming the file and line: a speaker is not one utterance, and skipping its lines under
+``data.on_invalid: skip`` would quietly drop a voice. A line of the other kind (3 fields in a corpus
+with speakers, 4 in one without) is a malformed line like any other.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from pathlib import Path
 
 from tts_pipeline.config import TextConfig
 from tts_pipeline.data.problems import Problem, Reason, shorten
+from tts_pipeline.data.speakers import speaker_name_problem
+from tts_pipeline.errors import UserError
 
 METADATA_NAME = "metadata.csv"
 WAV_DIR_NAME = "wavs"
@@ -21,12 +29,13 @@ WAV_DIR_NAME = "wavs"
 
 @dataclass(frozen=True)
 class MetadataRow:
-    """One well-formed metadata line. ``line`` is 1-based."""
+    """One well-formed metadata line. ``line`` is 1-based; ``speaker`` the 4th field, None without one."""
 
     id: str
     line: int
     raw_text: str
     normalized_text: str
+    speaker: str | None = None
 
     @property
     def transcript(self) -> str:
@@ -68,9 +77,17 @@ def id_problem(utterance_id: str) -> str | None:
 def read_metadata(path: Path) -> Metadata:
     """Parse ``metadata.csv`` line by line, as bytes, so one bad line is reported and the rest parse.
 
-    Accepts 2 fields (id|text) or 3 (id|text|normalized text); strips a UTF-8 byte-order mark and
-    CR line ends. An id on several lines is rejected on all of them: which transcript is right
-    cannot be known.
+    Accepts 2 fields (id|text), 3 (id|text|normalized text) or 4 (id|text|normalized text|speaker);
+    strips a UTF-8 byte-order mark and CR line ends. An id on several lines is rejected on all of them:
+    which transcript is right cannot be known.
+
+    A corpus names the speaker on every line or on none. When some lines name one and others do not,
+    the fewer kind is reported as malformed lines (a stray ``|`` in a transcript of a single-speaker
+    corpus makes a 4th field; a multi-speaker corpus's line without its speaker joins no speaker), so
+    ``data.on_invalid`` decides, as for any bad line.
+
+    Raises UserError naming the file and line of each bad speaker name (a 4th field that is empty or
+    not a safe identifier).
     """
     metadata = Metadata(path=path)
     file = str(path)
@@ -89,7 +106,8 @@ def read_metadata(path: Path) -> Metadata:
             metadata.problems.append(problem)
         if row is not None:
             candidates.append(row)
-            metadata.parsed_ids.add(row.id)
+    candidates = _drop_the_other_kind(candidates, metadata.problems, file)
+    metadata.parsed_ids = {row.id for row in candidates}
     duplicated = {utterance_id: lines for utterance_id, lines in lines_by_id.items() if len(lines) > 1}
     for utterance_id, lines in duplicated.items():
         where = ", ".join(str(line) for line in lines)
@@ -97,7 +115,48 @@ def read_metadata(path: Path) -> Metadata:
             Problem(utterance_id, file, Reason.DUPLICATE_ID, f"the id appears on lines {where}")
         )
     metadata.rows = [row for row in candidates if row.id not in duplicated]
+    _check_speaker_names(file, candidates)
     return metadata
+
+
+def _drop_the_other_kind(rows: list[MetadataRow], problems: list[Problem], file: str) -> list[MetadataRow]:
+    """The rows of the corpus's kind (with a speaker, or without: the more numerous, and without on a tie);
+    each row of the other kind becomes a malformed-line problem instead."""
+    named = [row for row in rows if row.speaker is not None]
+    unnamed = [row for row in rows if row.speaker is None]
+    if not named or not unnamed:
+        return rows
+    if len(named) > len(unnamed):
+        for row in unnamed:
+            detail = (
+                f"line {row.line}: no speaker (a 4th field), but {len(named)} other lines name theirs "
+                "(id|text|normalized text|speaker); every line of a multi-speaker corpus names its speaker"
+            )
+            problems.append(Problem(row.id, file, Reason.MALFORMED_LINE, detail))
+        return named
+    for row in named:
+        detail = (
+            f"line {row.line}: a 4th field ({shorten(row.speaker or '')!r}, read as a speaker name) on a line of "
+            f"a corpus whose {len(unnamed)} other lines have 3 fields (id|text|normalized text); a '|' inside "
+            "the text?"
+        )
+        problems.append(Problem(row.id, file, Reason.MALFORMED_LINE, detail))
+    return unnamed
+
+
+def _check_speaker_names(file: str, rows: list[MetadataRow]) -> None:
+    """UserError listing every bad speaker name as ``file:line``."""
+    bad = [
+        f"{file}:{row.line}: {problem}"
+        for row in rows
+        if row.speaker is not None and (problem := speaker_name_problem(row.speaker)) is not None
+    ]
+    if bad:
+        shown = "\n  ".join(bad[:20]) + (f"\n  ... and {len(bad) - 20} more" if len(bad) > 20 else "")
+        raise UserError(
+            f"{file}: {len(bad)} bad speaker name(s) in the 4th field (expected letters, digits, '_' or '-'; "
+            f"leave the field out on every line for a single-speaker corpus):\n  {shown}"
+        )
 
 
 def _parse_line(raw: bytes, number: int, file: str) -> tuple[MetadataRow | None, Problem | None, str | None]:
@@ -116,16 +175,20 @@ def _parse_line(raw: bytes, number: int, file: str) -> tuple[MetadataRow | None,
     fields = text.split("|")
     bad_id = id_problem(fields[0])
     claimed = fields[0] if bad_id is None else None
-    if len(fields) not in (2, 3):
+    if len(fields) not in (2, 3, 4):
         detail = (
-            f"line {number}: expected 3 pipe-separated fields (id|text|normalized text), "
-            f"found {len(fields)} (line: {shorten(text)!r})"
+            f"line {number}: expected 3 pipe-separated fields (id|text|normalized text) or 4 with the "
+            f"speaker, found {len(fields)} (line: {shorten(text)!r})"
         )
         return None, Problem(claimed, file, Reason.MALFORMED_LINE, detail), claimed
     if bad_id is not None:
         return None, Problem(None, file, Reason.INVALID_ID, f"line {number}: {bad_id}"), None
-    normalized = fields[2].strip() if len(fields) == 3 else ""
-    row = MetadataRow(id=fields[0], line=number, raw_text=fields[1].strip(), normalized_text=normalized)
+    normalized = fields[2].strip() if len(fields) >= 3 else ""
+    # The name is checked by read_metadata, which reports every bad one at once.
+    speaker = fields[3].strip() if len(fields) == 4 else None
+    row = MetadataRow(
+        id=fields[0], line=number, raw_text=fields[1].strip(), normalized_text=normalized, speaker=speaker
+    )
     return row, None, claimed
 
 

@@ -4,6 +4,8 @@ to follow, and every utterance of the train, val and test manifests as a FastPit
 The dataset yields the ground-truth inputs of FastPitch's training forward (symbols ``(L,)``,
 durations ``(L,)`` summing to the mel's ``T``, per-symbol pitch ``(L,)`` and, when the model was
 trained with it, energy ``(L,)``), so the forward reproduces each utterance's frame count exactly.
+A model file that names its speakers gets each utterance's speaker id (from the manifest's ``speaker``)
+and that speaker's pitch normalisation, as in its training.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from tts_pipeline.errors import UserError
 if TYPE_CHECKING:
     from tts_pipeline.config import AudioConfig, TextConfig
     from tts_pipeline.data.manifest_record import ManifestRecord
-    from tts_pipeline.models.fastpitch.data import FastPitchDataset
+    from tts_pipeline.models.fastpitch.data import FastPitchDataset, Speakers
     from tts_pipeline.models.fastpitch.model import FastPitch
     from tts_pipeline.models.fastpitch.model_file import FastPitchInfo
 
@@ -63,9 +65,33 @@ def read_split_records(manifest_dir: Path) -> tuple[list[ManifestRecord], list[s
     return records, [split for split in SPLITS for _ in by_split[split]]
 
 
-def teacher_forced_dataset(records: list[ManifestRecord], features_dir: Path, info: FastPitchInfo) -> FastPitchDataset:
+def teacher_speakers(records: list[ManifestRecord], info: FastPitchInfo, model_path: Path) -> Speakers | None:
+    """The speakers the teacher-forced dataset maps the records' ``speaker`` with: the model file's, or None
+    for a model that names none (every utterance is then speaker 0 with the file's one pitch normalisation).
+
+    UserError naming the model file when it is a multi-speaker model that names no speakers (NVIDIA's) and
+    the manifests name theirs: which embedding row is whose voice cannot be known.
+    """
+    from tts_pipeline.data.speakers import corpus_speakers
+
+    if info.speaker_table is not None:
+        return info.speaker_table
+    names = corpus_speakers({record.id: record.speaker for record in records}, "the manifests")
+    if names and info.n_speakers > 1:
+        raise UserError(
+            f"{model_path}: a FastPitch of {info.n_speakers} unnamed speakers (NVIDIA's?), but the manifests name "
+            f"{len(names)} ({', '.join(names)}); the teacher-forced mels need each utterance's speaker id, which "
+            "a model file of this pipeline's train_fastpitch records"
+        )
+    return None
+
+
+def teacher_forced_dataset(
+    records: list[ManifestRecord], features_dir: Path, info: FastPitchInfo, model_path: Path | None = None
+) -> FastPitchDataset:
     """The FastPitch dataset of ``records`` over ``features_dir``, with the pitch normalisation, mel
-    channels, symbol count and energy conditioning that the model was trained with."""
+    channels, symbol count, energy conditioning and speakers (:func:`teacher_speakers`) that the model
+    was trained with. ``model_path`` names the model file in errors."""
     from tts_pipeline.models.fastpitch.data import FastPitchDataset
 
     energy = bool(info.model_config.get("energy_conditioning", False))
@@ -76,4 +102,5 @@ def teacher_forced_dataset(records: list[ManifestRecord], features_dir: Path, in
         info.audio.n_mel_channels,
         n_symbols=len(info.symbols),
         with_energy=energy,
+        speakers=teacher_speakers(records, info, model_path or Path("the FastPitch model")),
     )

@@ -5,21 +5,26 @@ Per utterance the arrays are ``mels/<id>.npy`` float32 ``(n_mels, T)`` and ``pit
 ``(T,)`` (:mod:`tts_pipeline.features.extract`). Per corpus:
 
 - ``pitch_stats.json``: mean and std (Hz) of the voiced frames of the training split, which FastPitch
-  normalises pitch with, and what they were measured over;
+  normalises pitch with, and what they were measured over; for a multi-speaker corpus (manifest records
+  with ``speaker``) also ``speakers``: ``{name: {"mean", "std", "n_voiced_frames", "n_utterances"}}``
+  over each speaker's training utterances, names sorted, with which FastPitch normalises each
+  utterance's pitch by its own speaker (a voice an octave above another would otherwise sit at +2 std
+  throughout, and the pitch predictor would spend itself learning who speaks);
 - ``features.jsonl``: one ``{id, split, n_frames, n_voiced}`` line per utterance, in manifest order.
   It is written last, after the arrays are synced, so its presence means the folder is complete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tts_pipeline import files
 from tts_pipeline.config import PitchConfig
 from tts_pipeline.data.manifest_record import ManifestRecord
+from tts_pipeline.data.speakers import corpus_speakers
 from tts_pipeline.errors import UserError
 from tts_pipeline.features.extract import ExtractionResult, Utterance
 from tts_pipeline.features.pitch import PitchMoments
@@ -35,10 +40,12 @@ class ManifestUtterances:
     Attributes:
         utterances: Every utterance of :data:`SPLITS`, split by split in manifest order.
         records_by_split: The manifest records of each split.
+        speakers: ``{id: speaker}`` of every utterance of a multi-speaker corpus; ``{}`` for one speaker.
     """
 
     utterances: list[Utterance]
     records_by_split: dict[str, list[ManifestRecord]]
+    speakers: dict[str, str] = field(default_factory=dict)
 
 
 def read_manifest_utterances(manifest_dir: Path, sampling_rate: int) -> ManifestUtterances:
@@ -66,7 +73,10 @@ def read_manifest_utterances(manifest_dir: Path, sampling_rate: int) -> Manifest
                 )
     if not any(u.split == STATS_SPLIT for u in utterances):
         raise UserError(f"{manifest_path(manifest_dir, STATS_SPLIT)}: no training utterances for pitch statistics")
-    return ManifestUtterances(utterances, records_by_split)
+    speaker_of = {record.id: record.speaker for records in records_by_split.values() for record in records}
+    corpus_speakers(speaker_of, f"--manifest-dir {manifest_dir}")  # refuses manifests that mix the two kinds
+    speakers = {utterance_id: speaker for utterance_id, speaker in speaker_of.items() if speaker is not None}
+    return ManifestUtterances(utterances, records_by_split, speakers)
 
 
 @dataclass(frozen=True)
@@ -86,15 +96,27 @@ class PitchStatistics:
 
 
 def pitch_statistics(
-    utterances: Sequence[Utterance], result: ExtractionResult, pitch_cfg: PitchConfig
+    utterances: Sequence[Utterance],
+    result: ExtractionResult,
+    pitch_cfg: PitchConfig,
+    speakers: Mapping[str, str] | None = None,
 ) -> PitchStatistics:
     """Pitch statistics of the training split from the per-utterance summaries of ``result`` (in the
-    order of ``utterances``). UserError when the split has no voiced frame."""
+    order of ``utterances``); with ``speakers`` (``{id: speaker}`` of every utterance) also each
+    speaker's, under ``"speakers"``. UserError when the split has no voiced frame, or a speaker has none
+    in it (naming the speaker)."""
     moments, train_frames, computed_samples = PitchMoments(), 0, 0
+    by_speaker: dict[str, PitchMoments] = {name: PitchMoments() for name in sorted(set((speakers or {}).values()))}
+    utterances_of: dict[str, int] = dict.fromkeys(by_speaker, 0)
     for utterance, summary in zip(utterances, result.summaries, strict=True):
         if utterance.split == STATS_SPLIT:
-            moments = moments + PitchMoments(summary.n_voiced, summary.voiced_sum, summary.voiced_sum_sq)
+            these = PitchMoments(summary.n_voiced, summary.voiced_sum, summary.voiced_sum_sq)
+            moments = moments + these
             train_frames += summary.n_frames
+            if speakers:
+                name = speakers[utterance.id]
+                by_speaker[name] = by_speaker[name] + these
+                utterances_of[name] += 1
         computed_samples += utterance.n_samples if summary.computed else 0
     stats = {
         **moments.stats(),
@@ -110,6 +132,18 @@ def pitch_statistics(
             f"no voiced frame in the {STATS_SPLIT} split: pitch statistics are undefined "
             f"(check pitch.floor_hz / ceiling_hz / voicing_threshold against the audio)"
         )
+    if speakers:
+        silent = [name for name, found in by_speaker.items() if found.n_voiced == 0]
+        if silent:
+            raise UserError(
+                f"speaker(s) {', '.join(silent)}: no voiced frame in the {STATS_SPLIT} split "
+                f"({', '.join(f'{name} {utterances_of[name]} utterance(s)' for name in silent)}), so their pitch "
+                "statistics are undefined; every speaker needs training utterances (the manifest stage's split "
+                "keeps some) whose pitch pitch.floor_hz / ceiling_hz / voicing_threshold can find"
+            )
+        stats["speakers"] = {
+            name: {**found.stats(), "n_utterances": utterances_of[name]} for name, found in by_speaker.items()
+        }
     return PitchStatistics(stats, train_frames, computed_samples)
 
 

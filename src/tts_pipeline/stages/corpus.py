@@ -1,6 +1,7 @@
 """Build or fetch the corpus: the embedded demo (eSpeak NG), LJSpeech-1.1, or a local folder.
 
-Writes an LJSpeech-layout corpus (``wavs/<id>.wav``, ``metadata.csv``) into the folder of ``--record``,
+Writes an LJSpeech-layout corpus (``wavs/<id>.wav``, ``metadata.csv``; a multi-speaker corpus names
+the speaker in a 4th metadata field, ``corpus.demo.speakers`` makes one) into the folder of ``--record``,
 ``resources/<corpus.name>/`` (a ``local`` corpus is only read, never copied or modified), and last of
 all ``corpus.json`` itself: where the corpus is and what it holds, which the manifest stage reads.
 """
@@ -63,7 +64,12 @@ def run(args: argparse.Namespace) -> None:
             raise UserError(f"corpus ({cfg.source}, config key corpus.path or corpus.name): {error}") from None
         record = describe_corpus(root, cfg.source, cfg.name)
         metrics.update(n_wavs=record["n_wavs"], n_metadata_rows=record["n_metadata_rows"])
+        if record.get("speakers"):
+            metrics["n_speakers"] = len(record["speakers"])
         run_log.log_metrics(metrics)
         write_json(args.record, record)
         run_log.log_artifact(args.record)
-        log.info("corpus '%s' (%s) at %s: %d wavs", cfg.name, cfg.source, root, record["n_wavs"])
+        speakers = record.get("speakers", {})
+        per_speaker = ", ".join(f"{speaker} {count}" for speaker, count in speakers.items())
+        listed = f" of {len(speakers)} speakers ({per_speaker})" if speakers else ""
+        log.info("corpus '%s' (%s) at %s: %d wavs%s", cfg.name, cfg.source, root, record["n_wavs"], listed)

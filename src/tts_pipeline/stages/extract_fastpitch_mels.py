@@ -1,7 +1,8 @@
 """Teacher-forced FastPitch mels for HiFi-GAN fine-tuning (reference section 4), one per utterance.
 
 Loads the FastPitch model file in eval mode (no dropout) and runs its training forward with the ground
-truth durations, per-token pitch and energy at pace 1 on every utterance of the train, val and test
+truth durations, per-token pitch and energy (and, for a model of named speakers, each utterance's
+speaker id and its speaker's pitch normalisation) at pace 1 on every utterance of the train, val and test
 manifests, in batches of ``fastpitch.extract_batch_size``. Each output ``<out-dir>/<id>.npy`` is float32
 ``(n_mels, T)`` cropped to the utterance's length, and ``T`` must equal the frame count of
 ``<features-dir>/mels/<id>.npy`` (the durations sum to it), so HiFi-GAN pairs it with the audio
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> None:
     text = parse_section(TextConfig, payload["text"], "text")
     model, info = load_teacher(args.model, args.features_dir, text=text, audio=audio)
     records, splits = read_split_records(args.manifest_dir)
-    dataset = teacher_forced_dataset(records, args.features_dir, info)
+    dataset = teacher_forced_dataset(records, args.features_dir, info, args.model)
     model_hash = sha256_of(args.model)
 
     with distributed_session(gpus, what="fastpitch.gpus") as context:

@@ -3,7 +3,8 @@
 Reads ``manifest.{train,val,test}.jsonl`` and writes, per utterance, ``<out-dir>/mels/<id>.npy``
 float32 ``(n_mels, T)`` and ``<out-dir>/pitch/<id>.npy`` float32 ``(T,)`` (Hz at the mel frame
 centres, 0 = unvoiced), ``T = n_samples // hop``. Then ``pitch_stats.json`` (mean and std of the voiced
-frames of the training split, which FastPitch normalises pitch with) and, last of all, the index
+frames of the training split, which FastPitch normalises pitch with; each speaker's too when the
+manifests name speakers) and, last of all, the index
 ``features.jsonl`` (id, split, n_frames, n_voiced per utterance). A rerun after a kill reuses the
 arrays already written with the same settings and recomputes everything when the settings changed.
 """
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> None:
         result = extract_all(
             utterances, args.out_dir, audio_cfg, pitch_cfg, workers=max(1, args.workers), progress=not args.no_progress
         )
-        pitch = pitch_statistics(utterances, result, pitch_cfg)
+        pitch = pitch_statistics(utterances, result, pitch_cfg, manifests.speakers or None)
         stats = pitch.stats
         write_index(args.index, args.pitch_stats, utterances, result, stats)
 
@@ -79,6 +80,11 @@ def run(args: argparse.Namespace) -> None:
                 "pitch_mean_hz": stats["mean"],
                 "pitch_std_hz": stats["std"],
                 "voiced_fraction": stats["n_voiced_frames"] / max(pitch.train_frames, 1),
+                **{
+                    f"pitch_{moment}_hz_{name}": speaker[moment]
+                    for name, speaker in stats.get("speakers", {}).items()
+                    for moment in ("mean", "std")
+                },
             }
         )
         run_log.log_artifact(args.pitch_stats)
@@ -92,3 +98,8 @@ def run(args: argparse.Namespace) -> None:
             *(len(utterances), seconds / 3600, result.n_computed, result.n_reused, result.seconds, args.workers),
             *(speed, stats["mean"], stats["std"], stats["n_voiced_frames"]),
         )
+        for name, speaker in stats.get("speakers", {}).items():
+            log.info(
+                "features: speaker %s: train pitch %.1f +- %.1f Hz over %d voiced frames of %d utterances",
+                name, speaker["mean"], speaker["std"], speaker["n_voiced_frames"], speaker["n_utterances"],
+            )  # fmt: skip

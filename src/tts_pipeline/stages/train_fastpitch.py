@@ -18,6 +18,13 @@ checking it against the config and the durations' symbol table; the optimiser an
 start fresh, ``fastpitch.freeze`` keeps parts as the file has them, and pitch is normalised with this
 corpus's statistics, which the model file records. The file's SHA-256 is part of the resume hash and
 tags the MLflow run (``init_from_sha256``).
+
+Speakers: when the manifests name speakers, ``pitch_stats.json`` lists them with their pitch statistics
+(the features stage). Their names, sorted, are the speaker ids ``0 .. k - 1``; each batch carries its
+utterances' ids, each utterance's pitch is normalised with its own speaker's mean and std (NVIDIA uses
+one corpus-wide pair; see :mod:`tts_pipeline.models.fastpitch.data`), and the model file records the
+speakers in id order with their statistics. ``fastpitch.n_speakers`` must fit the corpus: at least ``k``
+for ``k > 1`` speakers, 1 for a single speaker.
 """
 
 from __future__ import annotations
@@ -26,12 +33,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tts_pipeline.errors import UserError
 from tts_pipeline.stages.common import add_stage_arguments, load_stage_section, training_summary
 from tts_pipeline.stages.training_stage import TrainingRun, TrainingStage, add_gpus_argument, run_training
 
 if TYPE_CHECKING:
     from tts_pipeline.config import AudioConfig, FastPitchConfig
-    from tts_pipeline.models.fastpitch.data import TextSettings
+    from tts_pipeline.models.fastpitch.data import Speakers, TextSettings
     from tts_pipeline.training.fastpitch.warm_start import FastPitchInit
     from tts_pipeline.training.loop import TrainingResult
 
@@ -64,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from tts_pipeline.config import AudioConfig, FastPitchConfig, parse_section
     from tts_pipeline.data.feature_layout import FeatureLayout
-    from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings
+    from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, Speakers, TextSettings
     from tts_pipeline.models.fastpitch.model_file import save_fastpitch
     from tts_pipeline.training import fastpitch as trainer
     from tts_pipeline.training.warm_start import file_digest
@@ -75,13 +83,23 @@ def run(args: argparse.Namespace) -> None:
     features = FeatureLayout(args.features_dir)
     text = TextSettings.from_durations_index(features.durations_index, payload["text.cleaners"])
     pitch = PitchStats.read(features.pitch_stats)
+    speakers = Speakers.read(features.pitch_stats)
+    check_speaker_count(cfg.n_speakers, speakers, features.pitch_stats)
     init_from = args.warm_start if args.warm_start is not None or cfg.init_from is None else Path(cfg.init_from)
     init_digest = file_digest(init_from, "fastpitch.init_from") if init_from is not None else None
 
     def datasets(*splits: list) -> list[FastPitchDataset | None]:
         n_mels, energy = audio.n_mel_channels, cfg.energy_conditioning
         return [
-            FastPitchDataset(records, args.features_dir, pitch, n_mels, n_symbols=len(text.symbols), with_energy=energy)
+            FastPitchDataset(
+                records,
+                args.features_dir,
+                pitch,
+                n_mels,
+                n_symbols=len(text.symbols),
+                with_energy=energy,
+                speakers=speakers,
+            )
             if records
             else None
             for records in splits
@@ -91,14 +109,22 @@ def run(args: argparse.Namespace) -> None:
         """The warm start's weights, checked against the config, unless the run resumes (its checkpoint wins)."""
         if init_from is None or run.io.checkpoint is not None:
             return {"init": None}
-        return {"init": _warm_start(init_from, cfg, audio, text, features.durations_index)}
+        return {"init": _warm_start(init_from, cfg, audio, text, features.durations_index, speakers)}
 
     def fit(
         run: TrainingRun, train_set: FastPitchDataset, val_set: FastPitchDataset | None, init: Any
     ) -> TrainingResult:
         frame_period_s = audio.hop_length / audio.sampling_rate
         return trainer.fit(
-            cfg, train_set, val_set, run.io, text=text, pitch=pitch, frame_period_s=frame_period_s, init=init
+            cfg,
+            train_set,
+            val_set,
+            run.io,
+            text=text,
+            pitch=pitch,
+            frame_period_s=frame_period_s,
+            init=init,
+            speakers=speakers,
         )
 
     def save(result: TrainingResult, run: TrainingRun) -> None:
@@ -112,6 +138,7 @@ def run(args: argparse.Namespace) -> None:
             pitch=pitch,
             audio=audio,
             warm_started_from=result.metrics.get("warm_started_from"),
+            speakers=speakers,
         )
 
     def summary(result: TrainingResult) -> str:
@@ -126,7 +153,7 @@ def run(args: argparse.Namespace) -> None:
             section="fastpitch",
             settings=cfg,
             resume_hash=trainer.resume_hash(
-                payload["fastpitch"], payload["audio"], text, pitch, init_digest=init_digest
+                payload["fastpitch"], payload["audio"], text, pitch, init_digest=init_digest, speakers=speakers
             ),
             datasets=datasets,
             fit=fit,
@@ -139,11 +166,35 @@ def run(args: argparse.Namespace) -> None:
     )
 
 
+def check_speaker_count(n_speakers: int, speakers: Speakers | None, pitch_stats: Path) -> None:
+    """UserError naming ``fastpitch.n_speakers`` when it does not fit the corpus's speakers (those of
+    ``pitch_stats``, None for a single-speaker corpus): ``k > 1`` speakers need ``n_speakers >= k`` (an
+    embedding row per speaker id), a single speaker ``n_speakers: 1`` (the other rows would never train)."""
+    names = speakers.names if speakers is not None else ()
+    if len(names) > 1 and n_speakers < len(names):
+        raise UserError(
+            f"fastpitch.n_speakers is {n_speakers}, but the corpus has {len(names)} speakers ({', '.join(names)}; "
+            f"{pitch_stats}); set fastpitch.n_speakers: {len(names)} (one speaker-embedding row per speaker)"
+        )
+    if len(names) <= 1 and n_speakers > 1:
+        found = f"one speaker ({names[0]})" if names else "a single speaker (its manifests name none)"
+        raise UserError(
+            f"fastpitch.n_speakers is {n_speakers}, but the corpus has {found} ({pitch_stats}); set "
+            "fastpitch.n_speakers: 1, or train on a corpus whose metadata.csv names its speakers (4th field)"
+        )
+
+
 def _warm_start(
-    path: Path, cfg: FastPitchConfig, audio: AudioConfig, text: TextSettings, durations_index: Path
+    path: Path,
+    cfg: FastPitchConfig,
+    audio: AudioConfig,
+    text: TextSettings,
+    durations_index: Path,
+    speakers: Speakers | None,
 ) -> FastPitchInit:
-    """Read the file a warm start begins from and check it against the section, the audio settings and
-    the durations' symbol table; UserError naming ``fastpitch.init_from`` when it does not fit."""
+    """Read the file a warm start begins from and check it against the section, the audio settings, the
+    durations' symbol table and the corpus's speakers; UserError naming ``fastpitch.init_from`` when it
+    does not fit."""
     from tts_pipeline.config import TextConfig
     from tts_pipeline.training.fastpitch import warm_start
     from tts_pipeline.training.warm_start import refuse
@@ -159,6 +210,7 @@ def _warm_start(
         symbols=text.symbols,
         symbol_set=text.symbol_set,
         symbols_origin=str(durations_index),
+        speakers=speakers.names if speakers is not None else (),
     )
     refuse("fastpitch.init_from", found)
     return init

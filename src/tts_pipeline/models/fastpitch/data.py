@@ -6,13 +6,18 @@ Everything comes from the features folder that the ``features`` and ``durations`
 - ``symbols/<id>.npy``: int32 ``(L,)`` symbol ids (0 is the pad id and never a symbol);
 - ``durations/<id>.npy``: int32 ``(L,)`` mel frames per symbol, summing to ``T``;
 - ``symbol_pitch/<id>.npy``: float32 ``(L,)`` mean voiced pitch of each symbol in Hz, 0 = unvoiced;
-- ``pitch_stats.json``: mean and std (Hz) of the voiced training frames;
+- ``pitch_stats.json``: mean and std (Hz) of the voiced training frames, and each speaker's for a
+  multi-speaker corpus (:class:`Speakers`);
 - ``durations.json``: the symbol table and where the symbols came from (:class:`TextSettings`).
 
 Targets (reference sections 3.2 and 3.5):
 
 - pitch: ``(hz - mean) / std`` per token; an unvoiced token (0 Hz) stays 0, which in normalised
-  space is the mean pitch;
+  space is the mean pitch. In a multi-speaker dataset the mean and std are the utterance's own
+  speaker's, not the corpus's: 0 is each speaker's own mean, so the pitch predictor and embedding
+  learn intonation and the speaker embedding carries register. NVIDIA normalises every speaker with
+  one corpus-wide mean and std (their multi-speaker checkpoints keep that: a file without speaker
+  names is read with its one ``pitch_mean`` / ``pitch_std``);
 - energy: the L2 norm over the mel bins of each log-mel frame, averaged per token over its frames
   (:func:`tts_pipeline.alignment.symbol_mean`, the average that per-token pitch uses), then
   ``log(1 + average)``.
@@ -81,6 +86,95 @@ class PitchStats:
     def to_hz(self, normalised: np.ndarray) -> np.ndarray:
         """Inverse of :meth:`normalise` for voiced values (every value is mapped back)."""
         return (np.asarray(normalised, dtype=np.float32) * self.std + self.mean).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """One speaker of a multi-speaker model: its name and the pitch statistics its pitch is normalised
+    with; its id is its place in :class:`Speakers`."""
+
+    name: str
+    pitch: PitchStats
+
+
+@dataclass(frozen=True)
+class Speakers:
+    """The speakers a FastPitch trains on, in id order (names sorted, ids ``0 .. n - 1``), each with its
+    own pitch statistics (module docstring: why per speaker).
+
+    Attributes:
+        entries: One :class:`Speaker` per id.
+    """
+
+    entries: tuple[Speaker, ...]
+
+    def __post_init__(self) -> None:
+        names = [speaker.name for speaker in self.entries]
+        if not names or names != sorted(set(names)):
+            raise ValueError(f"speakers: expected distinct names in sorted order (their ids), got {names}")
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names in id order."""
+        return tuple(speaker.name for speaker in self.entries)
+
+    @property
+    def pitch(self) -> dict[str, PitchStats]:
+        """``{name: pitch statistics}`` in id order."""
+        return {speaker.name: speaker.pitch for speaker in self.entries}
+
+    def id_of(self, name: str) -> int | None:
+        """The id of speaker ``name``, or None if it is not one of them."""
+        return self.names.index(name) if name in self.names else None
+
+    @classmethod
+    def read(cls, path: str | Path) -> Speakers | None:
+        """The speakers of the ``features`` stage's ``pitch_stats.json`` (its ``speakers`` section), or None
+        for a single-speaker corpus (no such section). UserError naming the file and the speaker when an
+        entry is not ``{"mean", "std"}`` with positive values."""
+        try:
+            payload = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"pitch statistics not found: {path} (run the features stage)") from None
+        except (OSError, ValueError) as error:
+            raise UserError(f"{path}: not a pitch statistics file ({error})") from None
+        section = payload.get("speakers") if isinstance(payload, dict) else None
+        if not section:
+            return None
+        entries = []
+        for name in sorted(section):
+            try:
+                stats = PitchStats(mean=float(section[name]["mean"]), std=float(section[name]["std"]))
+            except (KeyError, TypeError, ValueError) as error:
+                raise UserError(f"{path}: speaker {name!r}: expected 'mean' and 'std' in Hz ({error})") from None
+            except UserError as error:
+                raise UserError(f"{path}: speaker {name!r}: {error}") from None
+            entries.append(Speaker(name, stats))
+        return cls(tuple(entries))
+
+    def as_list(self) -> list[dict[str, Any]]:
+        """``[{"name", "pitch_mean", "pitch_std"}, ...]`` in id order: what a model file records."""
+        return [
+            {"name": speaker.name, "pitch_mean": speaker.pitch.mean, "pitch_std": speaker.pitch.std}
+            for speaker in self.entries
+        ]
+
+    @classmethod
+    def from_list(cls, payload: Any, where: str) -> Speakers:
+        """Inverse of :meth:`as_list`; UserError naming ``where`` (a model file) when it is not such a list."""
+        try:
+            entries = tuple(
+                Speaker(str(item["name"]), PitchStats(float(item["pitch_mean"]), float(item["pitch_std"])))
+                for item in payload
+            )
+            return cls(entries)
+        except (KeyError, TypeError, ValueError) as error:
+            raise UserError(
+                f"{where}: 'speakers' is not a list of {{name, pitch_mean, pitch_std}} in id order ({error})"
+            ) from None
 
 
 @dataclass(frozen=True)
@@ -178,6 +272,8 @@ class FastPitchItem:
         pitch: ``(L,)`` float32 normalised per-token pitch (0 = unvoiced).
         energy: ``(L,)`` float32 ``log(1 + e)`` per token, or None without energy conditioning.
         mel: ``(n_mels, T)`` float32 target log-mel.
+        speaker: The speaker id (its pitch statistics normalised ``pitch``), or None in a dataset
+            without speakers.
     """
 
     id: str
@@ -186,16 +282,18 @@ class FastPitchItem:
     pitch: torch.Tensor
     energy: torch.Tensor | None
     mel: torch.Tensor
+    speaker: int | None = None
 
 
 @dataclass
 class _Entry:
-    """What is kept in memory per utterance after the checks: its id, symbols, durations, frames."""
+    """What is kept in memory per utterance after the checks: its id, symbols, durations, frames, speaker id."""
 
     id: str
     tokens: np.ndarray
     durations: np.ndarray
     n_frames: int
+    speaker: int | None = None
 
 
 def feature_path(features_dir: Path, kind: str, utterance_id: str) -> Path:
@@ -207,15 +305,19 @@ class FastPitchDataset(Dataset[FastPitchItem]):
     """Utterances of a manifest with their FastPitch inputs and targets (module docstring).
 
     Args:
-        records: Manifest records (their ``id`` is what is used).
+        records: Manifest records (their ``id``, and their ``speaker`` with ``speakers``).
         features_dir: The features folder (``mels/``, ``symbols/``, ``durations/``, ``symbol_pitch/``).
-        pitch_stats: Normalisation of per-token pitch.
+        pitch_stats: Normalisation of per-token pitch (of every utterance, without ``speakers``).
         n_mels: Expected mel channels.
         n_symbols: Size of the symbol table; ids must lie in ``[1, n_symbols)``. None = unchecked.
         with_energy: Compute per-token energy (FastPitch's energy conditioning).
+        speakers: A multi-speaker model's speakers: each item carries its speaker's id, and its pitch is
+            normalised with that speaker's statistics. None: no speaker ids, ``pitch_stats`` for all
+            (a record's ``speaker`` is then not read).
 
     Raises:
-        UserError: listing every utterance whose files are missing, unreadable or disagree.
+        UserError: listing every utterance whose files are missing, unreadable or disagree, or (with
+            ``speakers``) whose speaker is missing or not one of them.
     """
 
     def __init__(
@@ -227,17 +329,21 @@ class FastPitchDataset(Dataset[FastPitchItem]):
         *,
         n_symbols: int | None = None,
         with_energy: bool = True,
+        speakers: Speakers | None = None,
     ) -> None:
         self.features_dir = Path(features_dir)
         self.pitch_stats = pitch_stats
         self.n_mels = int(n_mels)
         self.n_symbols = n_symbols
         self.with_energy = with_energy
+        self.speakers = speakers
         self.entries: list[_Entry] = []
         problems: list[str] = []
         for record in records:
+            speaker = self._speaker_id(record, problems)
             entry = self._check(record.id, problems)
-            if entry is not None:
+            if entry is not None and (speakers is None or speaker is not None):
+                entry.speaker = speaker
                 self.entries.append(entry)
         if problems:
             shown = "\n  ".join(problems[:MAX_PROBLEMS_SHOWN])
@@ -247,6 +353,30 @@ class FastPitchDataset(Dataset[FastPitchItem]):
 
     def path(self, kind: str, utterance_id: str) -> Path:
         return feature_path(self.features_dir, kind, utterance_id)
+
+    def _speaker_id(self, record: ManifestRecord, problems: list[str]) -> int | None:
+        """The record's speaker id (None without ``speakers``); a missing or unknown speaker is a problem."""
+        if self.speakers is None:
+            return None
+        known = ", ".join(self.speakers.names)
+        if record.speaker is None:
+            problems.append(f"utterance {record.id}: its manifest record names no speaker; expected one of {known}")
+            return None
+        speaker = self.speakers.id_of(record.speaker)
+        if speaker is None:
+            problems.append(f"utterance {record.id}: speaker {record.speaker!r} is not one of the speakers ({known})")
+        return speaker
+
+    def pitch_stats_of(self, speaker: int | None) -> PitchStats:
+        """The pitch statistics an item of speaker id ``speaker`` is normalised with."""
+        if self.speakers is None or speaker is None:
+            return self.pitch_stats
+        return self.speakers.entries[speaker].pitch
+
+    @property
+    def speaker_ids(self) -> list[int | None]:
+        """Each utterance's speaker id, in dataset order (None without speakers)."""
+        return [entry.speaker for entry in self.entries]
 
     def _load(self, kind: str, utterance_id: str, **options: Any) -> np.ndarray:
         path = self.path(kind, utterance_id)
@@ -327,9 +457,10 @@ class FastPitchDataset(Dataset[FastPitchItem]):
             id=entry.id,
             tokens=torch.from_numpy(entry.tokens),
             durations=torch.from_numpy(entry.durations),
-            pitch=torch.from_numpy(self.pitch_stats.normalise(pitch_hz)),
+            pitch=torch.from_numpy(self.pitch_stats_of(entry.speaker).normalise(pitch_hz)),
             energy=energy,
             mel=torch.from_numpy(np.ascontiguousarray(mel)),
+            speaker=entry.speaker,
         )
 
 
@@ -338,7 +469,7 @@ class FastPitchDataset(Dataset[FastPitchItem]):
 # --------------------------------------------------------------------------------------------------
 
 
-_BATCH_TENSORS = ("tokens", "token_lengths", "durations", "pitch", "energy", "mels", "mel_lengths")
+_BATCH_TENSORS = ("tokens", "token_lengths", "durations", "pitch", "energy", "mels", "mel_lengths", "speaker")
 
 
 @dataclass
@@ -355,6 +486,8 @@ class FastPitchBatch(MelBatchCounts):
         energy: ``(B, L)`` float32 ``log(1 + e)``, or None.
         mels: ``(B, n_mels, T)`` float32 target log-mels.
         mel_lengths: ``(B,)`` int64, equal to ``durations.sum(1)``.
+        speaker: ``(B,)`` int64 speaker ids, or None for items without speakers (a single-speaker model's
+            batches: the model then takes speaker 0 without a check on the ids).
     """
 
     ids: list[str]
@@ -365,6 +498,7 @@ class FastPitchBatch(MelBatchCounts):
     energy: torch.Tensor | None
     mels: torch.Tensor
     mel_lengths: torch.Tensor
+    speaker: torch.Tensor | None = None
 
     def _map(self, fn: Any) -> FastPitchBatch:
         moved = {name: None if getattr(self, name) is None else fn(getattr(self, name)) for name in _BATCH_TENSORS}
@@ -387,6 +521,7 @@ class FastPitchBatch(MelBatchCounts):
             durations=self.durations,
             pitch=self.pitch,
             energy=self.energy,
+            speaker=self.speaker,
         )
 
 
@@ -399,10 +534,15 @@ def _pad(tensors: Sequence[torch.Tensor], dtype: torch.dtype) -> torch.Tensor:
 
 
 def collate(items: Sequence[FastPitchItem]) -> FastPitchBatch:
-    """Pad items into a :class:`FastPitchBatch` (a module-level function, so worker processes pickle it)."""
+    """Pad items into a :class:`FastPitchBatch` (a module-level function, so worker processes pickle it).
+
+    ValueError when some items carry a speaker id and others do not (items of two datasets mixed)."""
     if not items:
         raise ValueError("collate: no items")
     with_energy = items[0].energy is not None
+    with_speaker = [item.speaker is not None for item in items]
+    if any(with_speaker) and not all(with_speaker):
+        raise ValueError(f"collate: items {[item.id for item in items]} mix speaker ids and none")
     n_mels = int(items[0].mel.shape[0])
     mel_lengths = torch.tensor([int(item.mel.shape[1]) for item in items], dtype=torch.int64)
     mels = torch.zeros(len(items), n_mels, int(mel_lengths.max()), dtype=torch.float32)
@@ -417,4 +557,5 @@ def collate(items: Sequence[FastPitchItem]) -> FastPitchBatch:
         energy=_pad([item.energy for item in items], torch.float32) if with_energy else None,  # type: ignore[misc]
         mels=mels,
         mel_lengths=mel_lengths,
+        speaker=torch.tensor([item.speaker for item in items], dtype=torch.int64) if all(with_speaker) else None,
     )

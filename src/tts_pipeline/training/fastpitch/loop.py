@@ -8,7 +8,7 @@ from typing import Any
 
 from tts_pipeline.config import FastPitchConfig
 from tts_pipeline.models.fastpitch import FastPitch
-from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, TextSettings, collate
+from tts_pipeline.models.fastpitch.data import FastPitchDataset, PitchStats, Speakers, TextSettings, collate
 from tts_pipeline.training.checkpoint import Checkpoint
 from tts_pipeline.training.engine import learning_rate
 from tts_pipeline.training.fastpitch.state import FastPitchState, build_state
@@ -29,6 +29,7 @@ def fit(
     pitch: PitchStats,
     frame_period_s: float,
     init: FastPitchInit | None = None,
+    speakers: Speakers | None = None,
 ) -> TrainingResult[FastPitch]:
     """Train (or continue) FastPitch until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
 
@@ -38,11 +39,16 @@ def fit(
         io: Processes, checkpoints (and the one to resume from), tracking: its sink (an artifact sink,
             rank 0) gets train figures every ``log_every`` steps, validation losses and plots.
         text: The symbol table (its size is the model's ``n_symbols``) and its origin (plot labels).
-        pitch: Pitch statistics (stored in the model's buffers; plots convert to Hz with them).
+        pitch: Pitch statistics of the whole corpus (stored in the model's buffers; plots convert to Hz
+            with them unless the utterance's speaker has its own).
         frame_period_s: ``hop / sampling_rate``, for plot axes.
         init: Warm start from this file's weights (``fastpitch.init_from``; ignored when resuming: the
             run's own checkpoint wins); the pitch buffers keep ``pitch``. The optimiser and the step
             counter start fresh either way.
+        speakers: The named speakers of a multi-speaker corpus (the datasets' items carry their ids and
+            were normalised with their statistics); the plots convert each utterance's pitch with its
+            own speaker's. Training itself needs nothing more: each batch carries ``speaker``, which the
+            model's forward (and so the validation losses) conditions on.
 
     Where the section's settings go: the loop's (epochs, batches, cadences, seed) and
     ``length_bucketing`` / ``bucket_pool`` to :class:`tts_pipeline.training.loop.EpochLoop`; the model,
@@ -50,7 +56,8 @@ def fit(
     ``amp`` to the precision; the loss scales and ``grad_clip`` to :func:`train_step` (via
     :class:`Runtime`); ``n_plots`` to :meth:`_Loop.validate`.
     """
-    return _Loop(cfg, train_set, val_set, text, pitch, frame_period_s, io, init=init).train(io.checkpoint)
+    loop = _Loop(cfg, train_set, val_set, text, pitch, frame_period_s, io, init=init, speakers=speakers)
+    return loop.train(io.checkpoint)
 
 
 class _Loop(TeacherForcedLoop):
@@ -70,11 +77,13 @@ class _Loop(TeacherForcedLoop):
         io: LoopIO,
         *,
         init: FastPitchInit | None = None,
+        speakers: Speakers | None = None,
     ) -> None:
         super().__init__(cfg, "fastpitch", train_set, val_set, io, collate_fn=collate)
         context = self.context
         self.fastpitch = cfg
         self.text, self.pitch, self.frame_period_s = text, pitch, frame_period_s
+        self.speakers = speakers
         self.state = build_state(cfg, len(text.symbols), train_set.n_mels, pitch, self.precision)
         self.names = loss_names(self.state.model.energy_conditioning)
         self.runtime = Runtime(
@@ -114,7 +123,9 @@ class _Loop(TeacherForcedLoop):
         if self.val_set is not None and getattr(self.sink, "active", False) and self.fastpitch.n_plots > 0:
             count = min(self.fastpitch.n_plots, len(self.val_set))
             batch = collate([self.val_set[index] for index in range(count)])
-            log_plots(self.state.model, batch, self.text, self.pitch, self.frame_period_s, self.sink, epoch)
+            log_plots(
+                self.state.model, batch, self.text, self.pitch, self.frame_period_s, self.sink, epoch, self.speakers
+            )
         return figures
 
     def begin_epoch(self, epoch: int) -> None:
@@ -135,6 +146,7 @@ class _Loop(TeacherForcedLoop):
             "n_frozen_params": sum(p.numel() for p in state.model.parameters() if not p.requires_grad),
             "warm_started_from": self.warm_started_from,
             "n_symbols": len(self.text.symbols),
+            "n_speakers": len(self.speakers) if self.speakers is not None else 1,
             "n_val": len(self.val_set) if self.val_set is not None else 0,
             "learning_rate": rate,
             **self.loss_figures(run),

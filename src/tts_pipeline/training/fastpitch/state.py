@@ -12,7 +12,7 @@ import torch
 
 from tts_pipeline.config import FastPitchConfig, config_hash
 from tts_pipeline.models.fastpitch import FastPitch
-from tts_pipeline.models.fastpitch.data import PitchStats, TextSettings
+from tts_pipeline.models.fastpitch.data import PitchStats, Speakers, TextSettings
 from tts_pipeline.precision import Precision
 from tts_pipeline.training.engine import noam_scale
 from tts_pipeline.training.loop import LOOP_RESUME_NEUTRAL_KEYS
@@ -37,11 +37,13 @@ def resume_hash(
     pitch: PitchStats,
     *,
     init_digest: str | None = None,
+    speakers: Speakers | None = None,
 ) -> str:
     """Hash of everything that shapes the weights' trajectory: the trajectory keys of the section, the
-    audio section, the symbol table, the pitch statistics and, for a warm start, the SHA-256 of the file
-    it starts from (``init_digest``: another file at the same path restarts too). Checkpoints of another
-    hash are not resumed."""
+    audio section, the symbol table, the pitch statistics, the speakers with theirs (only when there are
+    speakers, so a single-speaker checkpoint made before speakers existed still resumes) and, for a warm
+    start, the SHA-256 of the file it starts from (``init_digest``: another file at the same path
+    restarts too). Checkpoints of another hash are not resumed."""
     trajectory = {key: value for key, value in fastpitch.items() if key not in RESUME_NEUTRAL_KEYS}
     for key, default in WARM_START_DEFAULTS.items():
         if trajectory.get(key, default) == default:
@@ -54,6 +56,8 @@ def resume_hash(
     }
     if init_digest is not None:
         payload["init_from_sha256"] = init_digest
+    if speakers is not None:
+        payload["speakers"] = speakers.as_list()
     return config_hash(payload)
 
 

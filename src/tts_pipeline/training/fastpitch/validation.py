@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.models.fastpitch import FastPitch
-from tts_pipeline.models.fastpitch.data import FastPitchBatch, PitchStats, TextSettings
+from tts_pipeline.models.fastpitch.data import FastPitchBatch, PitchStats, Speakers, TextSettings
 from tts_pipeline.training.engine import ArtifactSink
 
 
@@ -24,10 +24,12 @@ def log_plots(
     frame_period_s: float,
     sink: ArtifactSink,
     epoch: int,
+    speakers: Speakers | None = None,
 ) -> None:
     """Plot each utterance of ``batch`` (teacher-forced, eval mode) under ``plots/epoch_<E>/``: the
     predicted mel over the target, and per token the predicted and target pitch (Hz; unvoiced targets
-    left out) and durations (frames)."""
+    left out; with ``speakers``, each utterance converted with its own speaker's statistics and the
+    speaker named in the title) and durations (frames)."""
     from tts_pipeline import plots
 
     was_training = model.training
@@ -43,12 +45,16 @@ def log_plots(
             n_frames, n_tokens = int(batch.mel_lengths[row]), int(batch.token_lengths[row])
             target_mel = batch.mels[row, :, :n_frames].float().cpu().numpy()
             predicted_mel = output.mel[row, :, :n_frames].float().cpu().numpy()
-            title = f"{utterance_id}, epoch {epoch} (teacher-forced)"
+            stats, who = pitch, ""
+            if speakers is not None and batch.speaker is not None:
+                speaker = speakers.entries[int(batch.speaker[row])]
+                stats, who = speaker.pitch, f" ({speaker.name})"
+            title = f"{utterance_id}{who}, epoch {epoch} (teacher-forced)"
             figure = plots.mel_comparison(target_mel, predicted_mel, frame_period_s, title=title)
             sink.log_artifact(plots.save_figure(figure, folder / f"{utterance_id}_mel.png"), folder_name)
             target_norm = batch.pitch[row, :n_tokens].float().cpu().numpy()
-            target_hz = np.where(target_norm != 0, pitch.to_hz(target_norm), np.nan)
-            predicted_hz = pitch.to_hz(output.pitch[row, :n_tokens].float().cpu().numpy())
+            target_hz = np.where(target_norm != 0, stats.to_hz(target_norm), np.nan)
+            predicted_hz = stats.to_hz(output.pitch[row, :n_tokens].float().cpu().numpy())
             symbols = [_symbol(text, int(token)) for token in batch.tokens[row, :n_tokens].tolist()]
             target_durations = batch.durations[row, :n_tokens].cpu().numpy()
             panels = [

@@ -7,6 +7,14 @@ What must agree: the network keys that shape the weights (:data:`SHAPE_KEYS`; dr
 (the embedding's rows are the symbol ids), the cleaners when the file records them, the mel channels
 and the mel settings. Pitch is the exception on purpose: the model's pitch buffers keep this corpus's
 statistics (the new speaker's mean and std, which its pitch targets are normalised with), not the file's.
+
+Speakers: the speaker embedding's rows are speaker ids, so a multi-speaker file must have the training's
+``n_speakers`` and, when both name their speakers, the same names in the same order (a row would
+otherwise carry another voice under this corpus's name). A file that names none (NVIDIA's) lends its
+rows to this corpus's speakers in id order. A single-speaker file has no embedding: it may start a
+multi-speaker training, whose speaker embedding then starts fresh (:func:`apply_warm_start`). A
+multi-speaker file cannot start a single-speaker training (its other weights learnt with a speaker
+vector added that would be gone).
 """
 
 from __future__ import annotations
@@ -28,6 +36,9 @@ KEY = "fastpitch.init_from"
 
 # The network keys that fix the weights' names and shapes.
 SHAPE_KEYS = tuple(key for key in FASTPITCH_MODEL_FIELDS if not key.startswith("p_") and key != "max_duration")
+
+# The speaker embedding's weight (absent from a single-speaker model).
+SPEAKER_EMBEDDING = "speaker_emb.weight"
 
 # Buffers that hold the pitch statistics: a warm start keeps this corpus's.
 PITCH_BUFFERS = ("pitch_mean", "pitch_std")
@@ -64,6 +75,7 @@ def mismatches(
     symbols: Sequence[str] | None,
     symbol_set: str | None,
     symbols_origin: str,
+    speakers: Sequence[str] | None = None,
 ) -> list[str]:
     """How the file differs from what the training it starts needs, one sentence each naming the file and
     the config key; ``[]`` when it fits.
@@ -77,11 +89,15 @@ def mismatches(
         symbol_set: ``text.symbol_set`` when the training's symbols are of that set, compared with the
             set the file records; None for TextGrid phones.
         symbols_origin: Where ``symbols`` come from, for the message (``text.symbol_set 'english_basic'``).
+        speakers: The training corpus's speaker names in id order (``()`` for a single-speaker corpus), or
+            None when not known yet (before the features stage); the module docstring says what must agree.
     """
     path, info = init.path, init.info
     model_config = init.model.model_config()
     found = []
     other = [key for key in SHAPE_KEYS if model_config[key] != getattr(section, key)]
+    if "n_speakers" in other and int(model_config["n_speakers"]) == 1:
+        other.remove("n_speakers")  # a single-speaker file starts a multi-speaker model: a fresh embedding
     if other:
         listed = ", ".join(
             f"{key} {model_config[key]!r} (fastpitch.{key} is {getattr(section, key)!r})" for key in other
@@ -103,12 +119,39 @@ def mismatches(
         )
     elif symbols is not None and tuple(symbols) != tuple(text.symbols):
         found.append(_symbols_differ(path, tuple(text.symbols), tuple(symbols), symbols_origin))
+    if speakers is not None:
+        found += _speaker_mismatches(init, tuple(speakers))
     if cleaners is not None and text.cleaners is not None and text.cleaners != cleaners:
         found.append(
             f"{path} was trained on text cleaned by {text.cleaners!r}, but text.cleaners is {cleaners!r}; "
             "expected the same cleaners (the same text would become other symbols)"
         )
     return found
+
+
+def _speaker_mismatches(init: FastPitchInit, ours: tuple[str, ...]) -> list[str]:
+    """How the file's speakers differ from the training corpus's ``ours`` (module docstring: the rules)."""
+    path, n_file, theirs = init.path, init.info.n_speakers, init.info.speakers
+    described = f"{n_file} speakers ({', '.join(theirs)})" if theirs else f"{n_file} unnamed speakers"
+    if n_file > 1 and len(ours) <= 1:
+        return [
+            f"{path} is a multi-speaker model ({described}) but this corpus has a single speaker; its weights "
+            "learnt with a speaker vector that a single-speaker model has not (start from a single-speaker "
+            "model, or train on a corpus with its speakers)"
+        ]
+    if n_file > 1 and theirs and len(ours) > 1 and theirs != ours:
+        rows = [
+            f"id {index}: {a!r} in the file, {b!r} here"
+            for index, (a, b) in enumerate(zip(theirs, ours, strict=False))
+            if a != b
+        ]
+        if len(theirs) != len(ours):
+            rows.append(f"{len(theirs)} speakers in the file, {len(ours)} here")
+        return [
+            f"{path} was trained on other speakers ({', '.join(theirs)}) than this corpus's ({', '.join(ours)}): "
+            f"{'; '.join(rows)}; expected the same speakers (the speaker embedding's rows are their ids)"
+        ]
+    return []
 
 
 def _symbols_differ(path: Path, theirs: tuple[str, ...], ours: tuple[str, ...], origin: str) -> str:
@@ -124,23 +167,35 @@ def _symbols_differ(path: Path, theirs: tuple[str, ...], ours: tuple[str, ...], 
 
 def apply_warm_start(model: FastPitch, init: FastPitchInit) -> None:
     """Load ``init``'s weights into a freshly built ``model`` (on any device), keeping its pitch buffers:
-    this corpus's statistics, which its pitch targets are normalised with. ``requires_grad`` (frozen
-    parameters) stays as it is.
+    this corpus's statistics, which its pitch targets are normalised with. A multi-speaker ``model``
+    started from a single-speaker file keeps its fresh speaker embedding (the file has none).
+    ``requires_grad`` (frozen parameters) stays as it is.
 
     Raises UserError naming ``fastpitch.init_from`` and the file when the weights do not fit.
     """
     weights = init.model.state_dict()
     for name in PITCH_BUFFERS:
         weights[name] = getattr(model, name).detach().clone()
+    fresh = model.speaker_emb is not None and SPEAKER_EMBEDDING not in weights
+    if fresh:
+        weights[SPEAKER_EMBEDDING] = model.state_dict()[SPEAKER_EMBEDDING].detach().clone()
+    elif model.speaker_emb is not None and not init.info.speakers:
+        log.warning(
+            "warm start from %s: its %d speakers are unnamed (NVIDIA's file?); speaker id i of this corpus "
+            "starts from its row i",
+            init.path,
+            init.info.n_speakers,
+        )
     try:
         model.load_state_dict(weights)
     except RuntimeError as error:
         raise UserError(f"{KEY} {init.path}: its weights do not fit the fastpitch section ({error})") from None
     log.info(
-        "warm start from %s (step %s of its training): pitch statistics %.1f / %.1f Hz in the file, this "
+        "warm start from %s (step %s of its training%s): pitch statistics %.1f / %.1f Hz in the file, this "
         "corpus's %.1f / %.1f Hz used",
         init.path,
         init.info.step,
+        f"; a fresh speaker embedding for {model.n_speakers} speakers" if fresh else "",
         init.info.pitch.mean,
         init.info.pitch.std,
         float(model.pitch_mean),
