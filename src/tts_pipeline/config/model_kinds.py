@@ -129,6 +129,7 @@ ACOUSTIC_MODELS: tuple[AcousticModelKind, ...] = (
         trained_by="train_fastpitch",
         folder="fastpitch",
         pretrained="fastpitch.checkpoint",
+        settings=("speaker",),
         export=_EXPORT + "fastpitch_graph",
     ),
     # NVIDIA's Tacotron 2 + WaveGlow system's acoustic model; in the DAG when inference.acoustic_model names

@@ -57,6 +57,12 @@ class InferenceConfig(StrictModel):
         "Tacotron 2 rows beside FastPitch's.",
         json_schema_extra={"enum": list(model_kinds.acoustic_model_names())},
     )
+    speaker: str | None = Field(
+        None,
+        min_length=1,
+        description="The voice of a multi-speaker FastPitch: a speaker its model file names (the corpus's "
+        "speaker names), or for a file that names none (NVIDIA's) an id 0 .. n_speakers - 1; null = speaker 0.",
+    )
     tacotron2_gate_threshold: float | None = Field(
         None,
         gt=0,
@@ -87,7 +93,7 @@ class InferenceConfig(StrictModel):
         return name
 
     @model_validator(mode="after")
-    def _pace_needs_durations(self) -> InferenceConfig:
+    def _fits_the_acoustic_model(self) -> InferenceConfig:
         # Pace and pitch act on FastPitch's predicted durations and pitch; a model without them would
         # silently speak as if they were unset.
         kind = model_kinds.acoustic_model_kind(self.acoustic_model)
@@ -103,6 +109,8 @@ class InferenceConfig(StrictModel):
                     f"{', '.join(changed)}: {kind.label} has no durations or pitch of its own to change; "
                     f"unset them or use acoustic_model {model_kinds.PIPELINE_ACOUSTIC_MODEL}"
                 )
+        if self.speaker is not None and "speaker" not in kind.settings:
+            raise ValueError(f"speaker: {kind.label} speaks with one voice; leave speaker null")
         return self
 
 

@@ -17,11 +17,12 @@ from typing import Any
 import torch
 
 from tts_pipeline.config import AudioConfig, TextConfig
+from tts_pipeline.errors import UserError
 from tts_pipeline.inference.seams import PLAIN_FP32, CpuPath, LoadedAcousticModel
 from tts_pipeline.inference.text import TextEncoder
 from tts_pipeline.models.fastpitch import FastPitch, FastPitchInference, PitchTransform
 from tts_pipeline.models.fastpitch.bf16 import bf16_inference_copy, is_held_in_bf16
-from tts_pipeline.models.fastpitch.model_file import load_fastpitch
+from tts_pipeline.models.fastpitch.model_file import FastPitchInfo, load_fastpitch
 from tts_pipeline.precision import Precision
 
 
@@ -29,10 +30,42 @@ def load(
     path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None, settings: Mapping[str, Any]
 ) -> LoadedAcousticModel:
     """This pipeline's model file or NVIDIA's checkpoint (whose symbols come from ``text``, its audio
-    settings from ``audio``); its text encoder is the one it was trained with. FastPitch reads no
-    ``settings`` (its row names none)."""
+    settings from ``audio``); its text encoder is the one it was trained with. ``settings["speaker"]``
+    (``inference.speaker``) chooses the voice of a multi-speaker model (:func:`_as_voice`)."""
     model, info = load_fastpitch(path, text=text, audio=audio)
-    return LoadedAcousticModel(model, info.audio, TextEncoder.from_settings(info.text, path), info.step, "FastPitch")
+    model, description = _as_voice(model, info, settings.get("speaker"), path)
+    return LoadedAcousticModel(model, info.audio, TextEncoder.from_settings(info.text, path), info.step, description)
+
+
+def _as_voice(model: FastPitch, info: FastPitchInfo, speaker: str | None, path: str | Path) -> tuple[FastPitch, str]:
+    """``model`` as the voice ``inference.speaker`` names, and how logs name it.
+
+    A multi-speaker model becomes a single-speaker copy speaking as that speaker (None: speaker 0), with
+    the speaker's own pitch statistics (:meth:`FastPitch.as_speaker`): synthesis, the bf16 copy and the
+    export then treat it as any one-voice model. A speaker is a name the file records, or for a file
+    that records none (NVIDIA's) an id ``0 .. n_speakers - 1``. UserError naming ``inference.speaker``,
+    the file and its speakers for one it does not have."""
+    if speaker is None and model.n_speakers <= 1:
+        return model, "FastPitch"
+    if speaker is None:
+        speaker_id = 0
+    elif info.speakers:
+        try:
+            speaker_id = info.speaker_id(speaker)
+        except ValueError as error:
+            raise UserError(f"inference.speaker: {error} ({path})") from None
+    elif speaker.isdigit() and int(speaker) < model.n_speakers:
+        speaker_id = int(speaker)
+    else:
+        which = (
+            f"names no speakers: give an id 0 .. {model.n_speakers - 1}"
+            if model.n_speakers > 1
+            else "is a single-speaker model: leave inference.speaker null"
+        )
+        raise UserError(f"inference.speaker {speaker!r}: {path} {which}")
+    name = info.speakers[speaker_id] if info.speakers else str(speaker_id)
+    pitch = info.pitch_of(speaker_id)
+    return model.as_speaker(speaker_id, pitch.mean, pitch.std), f"FastPitch (speaker {name})"
 
 
 class FastPitchRunner:

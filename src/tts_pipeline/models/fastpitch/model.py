@@ -347,6 +347,37 @@ class FastPitch(nn.Module):
         # broadcast over the symbols.
         return (self.speaker_emb(ids.expand(batch)) * self.speaker_emb_weight).unsqueeze(1)
 
+    def as_speaker(self, speaker: int, pitch_mean: float | None = None, pitch_std: float | None = None) -> FastPitch:
+        """A single-speaker copy of this model that speaks as speaker ``speaker``: the same outputs as
+        ``infer(..., speaker=speaker)`` (to float rounding), from a model without a speaker embedding, so
+        that everything built for one voice (the bf16 copy, the exported graph, serving) serves it.
+
+        The speaker's vector is a constant added to every real position of the encoder's input, so it
+        folds into the symbol embedding: each row of ``encoder.word_emb`` gains it (the padding row too,
+        which the encoder zeroes with the rest of the padding). ``pitch_mean`` / ``pitch_std`` replace the
+        pitch buffers (a speaker's own statistics, which its pitch was normalised with: pitch shifts in Hz
+        then act on its scale); None keeps them.
+
+        Raises:
+            ValueError naming the speaker and ``n_speakers`` when it is out of range.
+        """
+        _check_speaker(speaker, 1, self.n_speakers)
+        voice = FastPitch.from_config({**self.model_config(), "n_speakers": 1})
+        state = {name: tensor for name, tensor in self.state_dict().items() if not name.startswith("speaker_emb.")}
+        if self.speaker_emb is not None:
+            with torch.no_grad():
+                vector = self.speaker_emb.weight[int(speaker)] * self.speaker_emb_weight
+                state["encoder.word_emb.weight"] = state["encoder.word_emb.weight"] + vector
+        voice.load_state_dict(state)
+        with torch.no_grad():
+            if pitch_mean is not None:
+                voice.pitch_mean.fill_(float(pitch_mean))
+            if pitch_std is not None:
+                if pitch_std <= 0:
+                    raise ValueError(f"pitch_std: expected > 0, got {pitch_std}")
+                voice.pitch_std.fill_(float(pitch_std))
+        return voice.to(self.pitch_mean.device).train(self.training)
+
     def _embed(self, conv: nn.Conv1d, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``(B, L)`` per-token values -> ``(B, L, C)`` embedding to add to the encoder output, 0 on padding."""
         keep = mask.to(conv.weight.dtype)
