@@ -146,6 +146,7 @@ COMMANDS: dict[str, str] = {
     "bench-inference": _TOOLS + "bench_inference",
     "bench-fastpitch": _TOOLS + "bench_fastpitch",
     "bench-intelligibility": _TOOLS + "bench_intelligibility",
+    "bench-voices": _TOOLS + "bench_voices",
     "bench-engines": _TOOLS + "bench_engines",
     "serve": _TOOLS + "serve",
     "bench-serve": _TOOLS + "bench_serve",
