@@ -526,3 +526,142 @@ def test_a_model_file_round_trips(tmp_path):
     with torch.no_grad():
         a, b = model(text, text_lengths, mels, mel_lengths), loaded(text, text_lengths, mels, mel_lengths)
     torch.testing.assert_close(a.mel_postnet, b.mel_postnet, rtol=0, atol=0)
+
+
+# --------------------------------------------------------------------------------------------------
+# the attention prior (not NVIDIA's; off by default)
+# --------------------------------------------------------------------------------------------------
+
+
+def flat_attention(model: Tacotron2) -> Tacotron2:
+    """Zero the attention's output layer: every energy is 0, so the weights are the prior's alone."""
+    with torch.no_grad():
+        model.decoder.attention_layer.v.linear_layer.weight.zero_()
+    return model
+
+
+def test_the_prior_is_off_by_default_and_leaves_nvidias_forward_alone():
+    cfg = Tacotron2Config()
+    assert (cfg.attention_prior_scaling, cfg.attention_prior_frames_per_symbol) == (0.0, 0.0)
+    assert nvidia_model().cfg.attention_prior_scaling == 0.0  # NVIDIA's files load without it
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    with torch.no_grad():
+        plain = tiny_model()(text, text_lengths, mels, mel_lengths)
+        # The prior's inference setting alone does nothing without its scaling.
+        unused = tiny_model(attention_prior_frames_per_symbol=3.0)(text, text_lengths, mels, mel_lengths)
+    torch.testing.assert_close(plain.alignments, unused.alignments, rtol=0, atol=0)
+
+
+def test_the_log_prior_multiplies_the_attention_weights():
+    model = tiny_model()
+    attention = model.decoder.attention_layer
+    torch.manual_seed(3)
+    memory = torch.randn(2, 5, TINY["encoder_embedding_dim"])
+    query = torch.randn(2, TINY["attention_rnn_dim"])
+    previous = torch.rand(2, 2, 5)
+    padded = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    prior = torch.rand(2, 5) + 0.1
+    with torch.no_grad():
+        processed = attention.memory_layer(memory)
+        _, plain = attention(query, memory, processed, previous, padded)
+        _, with_prior = attention(query, memory, processed, previous, padded, torch.log(prior))
+    expected = plain * prior
+    expected = expected / expected.sum(1, keepdim=True)
+    torch.testing.assert_close(with_prior, expected)
+    assert (with_prior[1, 3:] == 0).all()
+
+
+def test_teacher_forced_log_prior_is_the_beta_binomial_and_constant_on_padded_frames():
+    from tts_pipeline.models.aligner.prior import beta_binomial_prior
+    from tts_pipeline.models.tacotron2.attention import teacher_forced_log_prior
+
+    log_prior = teacher_forced_log_prior(torch.tensor([4, 6]), torch.tensor([9, 5]), 9, 6, 1.0)
+    assert log_prior.shape == (2, 9, 6) and log_prior.dtype == torch.float32
+    torch.testing.assert_close(
+        log_prior[0, :, :4].exp(), torch.from_numpy(beta_binomial_prior(9, 4)), atol=1e-6, rtol=0
+    )
+    # A padded frame's row is the same for every symbol: its softmax is not changed.
+    assert (log_prior[1, 5:] == log_prior[1, 5, 0]).all()
+    # The mass slides from the first symbol to the last.
+    assert log_prior[0, 0].argmax() == 0 and log_prior[0, -1, :4].argmax() == 3
+
+
+def test_with_the_prior_the_teacher_forced_attention_follows_it():
+    from tts_pipeline.models.aligner.prior import beta_binomial_prior
+
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    with torch.no_grad():
+        out = flat_attention(tiny_model(attention_prior_scaling=1.0))(text, text_lengths, mels, mel_lengths)
+        # Without mel lengths there is no prior: the flat energies give uniform weights.
+        blind = flat_attention(tiny_model(attention_prior_scaling=1.0))(text, text_lengths, mels)
+    for i, (n, t) in enumerate(zip(text_lengths.tolist(), mel_lengths.tolist(), strict=True)):
+        expected = torch.from_numpy(beta_binomial_prior(t, n)) + 1e-8
+        torch.testing.assert_close(out.alignments[i, :t, :n], expected / expected.sum(1, keepdim=True))
+        torch.testing.assert_close(blind.alignments[i, :, :n], torch.full((mels.shape[2], n), 1.0 / n))
+    # Trained attention with the prior: less mass off the diagonal than the same weights without it.
+    with torch.no_grad():
+        plain = tiny_model()(text, text_lengths, mels, mel_lengths)
+        guided = tiny_model(attention_prior_scaling=1.0)(text, text_lengths, mels, mel_lengths)
+    off = [float(off_diagonal_attention(o.alignments, text_lengths, mel_lengths, 0.2)) for o in (plain, guided)]
+    assert off[1] < 0.7 * off[0], off
+
+
+def test_expected_length_log_prior_holds_the_last_row():
+    from tts_pipeline.models.aligner.prior import beta_binomial_prior
+    from tts_pipeline.models.tacotron2.attention import expected_length_log_prior
+
+    log_prior = expected_length_log_prior(torch.tensor([4, 2]), 4, frames_per_symbol=2.0, scaling=1.0)
+    assert log_prior.shape == (2, 8, 4)  # 2 x 4 frames expected for the longest item
+    torch.testing.assert_close(log_prior[0].exp(), torch.from_numpy(beta_binomial_prior(8, 4)) + 1e-8)
+    torch.testing.assert_close(log_prior[1, :4, :2].exp(), torch.from_numpy(beta_binomial_prior(4, 2)) + 1e-8)
+    assert (log_prior[1, 4:, :2] == log_prior[1, 3, :2]).all()
+
+
+def test_free_running_uses_the_prior_only_with_an_expected_pace():
+    from tts_pipeline.models.aligner.prior import beta_binomial_prior
+
+    text, text_lengths, *_ = batch(lengths_text=(4,), lengths_mel=(9,))
+    steps = 12
+    with torch.no_grad():
+        without = set_gate(flat_attention(tiny_model(attention_prior_scaling=1.0)), bias=-10.0)
+        out = without.infer(text, text_lengths, max_decoder_steps=steps)
+        torch.testing.assert_close(out.alignments[0], torch.full((steps, 4), 0.25))
+        paced = tiny_model(attention_prior_scaling=1.0, attention_prior_frames_per_symbol=2.0)
+        out = set_gate(flat_attention(paced), bias=-10.0).infer(text, text_lengths, max_decoder_steps=steps)
+    expected = torch.from_numpy(beta_binomial_prior(8, 4)) + 1e-8
+    expected = expected / expected.sum(1, keepdim=True)
+    torch.testing.assert_close(out.alignments[0, :8], expected)
+    # Past the expected 8 frames the decoder keeps to the last row: attention on the last symbol.
+    torch.testing.assert_close(out.alignments[0, 8:], expected[-1].expand(steps - 8, 4))
+
+
+def test_bad_prior_settings_are_rejected():
+    with pytest.raises(ValueError, match="attention_prior_scaling must be >= 0"):
+        Tacotron2Config(attention_prior_scaling=-1.0)
+    with pytest.raises(ValueError, match="attention_prior_frames_per_symbol must be >= 0"):
+        Tacotron2Config(attention_prior_frames_per_symbol=-2.0)
+
+
+def test_a_model_file_keeps_the_prior(tmp_path):
+    model = tiny_model(attention_prior_scaling=0.5, attention_prior_frames_per_symbol=6.5)
+    save_tacotron2(tmp_path / "model.pt", model, step=1, epoch=1)
+    loaded, info = load_tacotron2(tmp_path / "model.pt")
+    assert (loaded.cfg.attention_prior_scaling, loaded.cfg.attention_prior_frames_per_symbol) == (0.5, 6.5)
+
+
+def test_the_prior_weight_scales_the_log_prior_and_zero_turns_it_off():
+    from tts_pipeline.models.aligner.prior import beta_binomial_prior
+
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    model = flat_attention(tiny_model(attention_prior_scaling=1.0))
+    model.set_attention_prior_weight(0.5)
+    assert model.cfg.attention_prior_weight == 0.5 and model.model_config()["attention_prior_weight"] == 0.5
+    with torch.no_grad():
+        half = model(text, text_lengths, mels, mel_lengths)
+        model.set_attention_prior_weight(0.0)
+        off = model(text, text_lengths, mels, mel_lengths)
+    assert not model.uses_prior()
+    n, t = int(text_lengths[0]), int(mel_lengths[0])
+    expected = (torch.from_numpy(beta_binomial_prior(t, n)) + 1e-8).sqrt()
+    torch.testing.assert_close(half.alignments[0, :t, :n], expected / expected.sum(1, keepdim=True))
+    torch.testing.assert_close(off.alignments[0, :t, :n], torch.full((t, n), 1.0 / n))

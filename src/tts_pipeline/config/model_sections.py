@@ -433,6 +433,36 @@ class Tacotron2SectionConfig(
     guided_attention_sigma: float = Field(
         0.2, gt=0, description="Width of the unpenalised band around the diagonal, as a fraction of text and audio."
     )
+    guided_attention_constant_epochs: int | None = Field(
+        None,
+        ge=0,
+        description="Epochs at the full guided-attention weight, after which it decays by guided_attention_decay "
+        "per epoch; null = the full weight throughout.",
+    )
+    guided_attention_decay: float = Field(
+        1.0, gt=0, le=1, description="Factor of the guided-attention weight per epoch after the constant epochs."
+    )
+    # alignment prior (not in NVIDIA's recipe)
+    attention_prior_scaling: float = Field(
+        0.0,
+        ge=0,
+        description="Beta-binomial alignment prior (FastPitch 1.1's, scaling 1.0 there) added as a log-prior to "
+        "the attention energies wherever the mel length is known: teacher-forced training, validation and "
+        "duration extraction. 0 = NVIDIA's attention. Lets attention align on little data.",
+    )
+    attention_prior_epochs: int | None = Field(
+        None,
+        ge=0,
+        description="Epochs with the prior at full weight, after which its weight falls linearly to 0 over "
+        "attention_prior_fade_epochs (then training, duration extraction and inference go without it); "
+        "null = the full prior throughout, and in the model file.",
+    )
+    attention_prior_fade_epochs: int = Field(0, ge=0, description="Epochs over which the prior's weight falls to 0.")
+    attention_prior_at_inference: bool = Field(
+        False,
+        description="Free-running inference with the prior too, built for the expected length (the training "
+        "set's mean frames per symbol, recorded in the model file); false = the attention decodes on its own.",
+    )
 
     # schedule (NVIDIA's train.py)
     learning_rate: float = Field(1e-3, gt=0)

@@ -24,7 +24,7 @@ class Tacotron2Config:
     ``n_symbols`` 148 is the ``english_basic`` symbol set (pad, ``-``, punctuation, letters and the 84
     ``@`` ARPAbet phones), which :mod:`tts_pipeline.text` gives in NVIDIA's order.
 
-    Two fields are this project's, not NVIDIA's:
+    Five fields are this project's, not NVIDIA's (their defaults are NVIDIA's model):
 
     Attributes:
         p_prenet_dropout: Dropout of the prenet, always on (NVIDIA fixes it at 0.5). 0 makes
@@ -34,6 +34,18 @@ class Tacotron2Config:
             does not: its encoder convolutions read the pad symbol's embedding past a shorter text,
             and its postnet reads the frames decoded past a shorter mel. False reproduces NVIDIA's
             outputs on padded batches exactly; on a batch of one both are the same.
+        attention_prior_scaling: 0 (NVIDIA's attention) or the scaling of a beta-binomial alignment
+            prior (FastPitch 1.1's, 1.0 there) whose log is added to the attention energies wherever
+            the mel length is known: teacher-forced training, validation and duration extraction.
+            It tells the attention where along the text each frame roughly is, so the alignment
+            forms in few steps on little data.
+        attention_prior_weight: Factor of that log-prior (1: the prior as it is; 0: none). Training
+            may fade it out (``tacotron2.attention_prior_epochs``); the model file records the weight
+            the model was last trained with, which duration extraction then uses.
+        attention_prior_frames_per_symbol: Free-running inference with the prior: 0 decodes without
+            it (the attention is on its own, as it is in NVIDIA's model); > 0 builds it for an
+            expected length of this many frames per symbol (the training corpus's mean). Unused
+            without ``attention_prior_scaling``.
     """
 
     mask_padding: bool = False
@@ -60,6 +72,9 @@ class Tacotron2Config:
     decoder_no_early_stopping: bool = False
     p_prenet_dropout: float = CONV_DROPOUT
     padding_invariant: bool = True
+    attention_prior_scaling: float = 0.0
+    attention_prior_weight: float = 1.0
+    attention_prior_frames_per_symbol: float = 0.0
 
     def __post_init__(self) -> None:
         problems = []
@@ -84,6 +99,15 @@ class Tacotron2Config:
         for name in ("p_attention_dropout", "p_decoder_dropout", "p_prenet_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 problems.append(f"{name} must be in [0, 1), got {getattr(self, name)}")
+        if self.attention_prior_scaling < 0:
+            problems.append(f"attention_prior_scaling must be >= 0 (0: no prior), got {self.attention_prior_scaling}")
+        if self.attention_prior_weight < 0:
+            problems.append(f"attention_prior_weight must be >= 0, got {self.attention_prior_weight}")
+        if self.attention_prior_frames_per_symbol < 0:
+            problems.append(
+                "attention_prior_frames_per_symbol must be >= 0 (0: no prior at inference), got "
+                f"{self.attention_prior_frames_per_symbol}"
+            )
         if problems:
             raise ValueError("Tacotron 2 config: " + "; ".join(problems))
 

@@ -9,6 +9,9 @@ inference reads its own (``infer``).
 Dropout is NVIDIA's: the prenet drops (``p_prenet_dropout``, 0.5) in eval mode too, as the paper
 prescribes for variety at inference; the two LSTM outputs drop with ``p_attention_dropout`` /
 ``p_decoder_dropout`` in training only (no zoneout).
+
+Both decodings take an optional log-prior over the symbols per step (not NVIDIA's, see
+:mod:`.attention`): None is NVIDIA's decoder.
 """
 
 from __future__ import annotations
@@ -94,8 +97,10 @@ class Decoder(nn.Module):
         memory: torch.Tensor,
         processed_memory: torch.Tensor,
         padded: torch.Tensor,
+        log_prior: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, DecoderState]:
-        """One decoder step from the prenet output of the previous frame, ``(B, prenet_dim)``.
+        """One decoder step from the prenet output of the previous frame, ``(B, prenet_dim)``;
+        ``log_prior`` ``(B, N)`` (or None) is added to the attention energies.
 
         Returns ``(B, n_mels)`` frame, ``(B,)`` gate logit and the new state.
         """
@@ -109,6 +114,7 @@ class Decoder(nn.Module):
             processed_memory,
             torch.stack((state.weights, state.weights_cum), dim=1),
             padded,
+            log_prior,
         )
         decoder_hidden, decoder_cell = self.decoder_rnn(
             torch.cat((attention_hidden, context), -1), (state.decoder_hidden, state.decoder_cell)
@@ -124,7 +130,11 @@ class Decoder(nn.Module):
         return frame, gate, new_state
 
     def forward(
-        self, memory: torch.Tensor, mels: torch.Tensor, memory_lengths: torch.Tensor
+        self,
+        memory: torch.Tensor,
+        mels: torch.Tensor,
+        memory_lengths: torch.Tensor,
+        log_prior: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Teacher-forced decoding: step t reads ground-truth frame t - 1 (an all-zero frame at t = 0).
 
@@ -132,6 +142,7 @@ class Decoder(nn.Module):
             memory: ``(B, N, E)`` encoder outputs.
             mels: ``(B, n_mels, T)`` target log-mels.
             memory_lengths: ``(B,)`` real symbols per item.
+            log_prior: ``(B, T, N)`` log-prior of each step over the symbols, or None.
 
         Returns:
             ``(B, n_mels, T)`` frames, ``(B, T)`` gate logits and ``(B, T, N)`` attention weights.
@@ -145,7 +156,8 @@ class Decoder(nn.Module):
         state = self.initial_state(memory)
         frames, gates, alignments = [], [], []
         for t in range(mels.shape[2]):
-            frame, gate, state = self.step(prenet_out[t], state, memory, processed_memory, padded)
+            prior_t = None if log_prior is None else log_prior[:, t]
+            frame, gate, state = self.step(prenet_out[t], state, memory, processed_memory, padded, prior_t)
             frames.append(frame)
             gates.append(gate)
             alignments.append(state.weights)
@@ -159,12 +171,15 @@ class Decoder(nn.Module):
         max_decoder_steps: int,
         gate_threshold: float,
         early_stopping: bool,
+        log_prior: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Free-running decoding: each step reads the frame the last one made.
 
         Stops when every item's gate has passed ``gate_threshold`` (with ``early_stopping``) or after
-        ``max_decoder_steps``. Returns ``(B, n_mels, T)`` frames, ``(B, T)`` gate logits, ``(B, T, N)``
-        weights, ``(B,)`` int64 lengths and ``(B,)`` bool stopped (see
+        ``max_decoder_steps``. ``log_prior`` ``(B, T_e, N)`` (or None): step ``t`` adds row
+        ``min(t, T_e - 1)`` to the energies (the mel length is unknown, so the last row holds on).
+        Returns ``(B, n_mels, T)`` frames, ``(B, T)`` gate logits, ``(B, T, N)`` weights, ``(B,)``
+        int64 lengths and ``(B,)`` bool stopped (see
         :class:`~tts_pipeline.models.tacotron2.model.Tacotron2Inference`).
         """
         batch = memory.shape[0]
@@ -176,7 +191,8 @@ class Decoder(nn.Module):
         stopped = torch.zeros(batch, dtype=torch.bool, device=memory.device)
         frames, gates, alignments = [], [], []
         while True:
-            frame, gate, state = self.step(self.prenet(frame), state, memory, processed_memory, padded)
+            prior_t = None if log_prior is None else log_prior[:, min(len(frames), log_prior.shape[1] - 1)]
+            frame, gate, state = self.step(self.prenet(frame), state, memory, processed_memory, padded, prior_t)
             frames.append(frame)
             gates.append(gate)
             alignments.append(state.weights)

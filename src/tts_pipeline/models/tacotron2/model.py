@@ -10,10 +10,17 @@ Module and parameter names give NVIDIA's state-dict keys, so one of their checkp
 ``load_state_dict`` once a DistributedDataParallel ``module.`` prefix is stripped
 (:mod:`tts_pipeline.models.tacotron2.foreign`). Mels are ``(B, n_mels, T)``, the project's convention.
 Dropout is NVIDIA's: see the encoder, decoder and postnet modules for where it applies.
+
+With ``attention_prior_scaling`` > 0 and ``attention_prior_weight`` > 0 (not NVIDIA's) the attention
+energies get a beta-binomial log-prior, times the weight: in the teacher-forced forward when
+``mel_lengths`` is given, and in :meth:`Tacotron2.infer` only with
+``attention_prior_frames_per_symbol`` > 0 (a prior for the expected length); see
+:class:`~tts_pipeline.models.tacotron2.config.Tacotron2Config`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping
@@ -22,6 +29,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from tts_pipeline.models.tacotron2.attention import expected_length_log_prior, teacher_forced_log_prior
 from tts_pipeline.models.tacotron2.config import Tacotron2Config
 from tts_pipeline.models.tacotron2.decoder import Decoder
 from tts_pipeline.models.tacotron2.encoder import Encoder
@@ -99,6 +107,14 @@ class Tacotron2(nn.Module):
             if isinstance(module, nn.BatchNorm1d):
                 nn.init.uniform_(module.weight)
 
+    def uses_prior(self) -> bool:
+        """Whether the attention energies get the alignment prior (never in NVIDIA's model)."""
+        return self.cfg.attention_prior_scaling > 0 and self.cfg.attention_prior_weight > 0
+
+    def set_attention_prior_weight(self, weight: float) -> None:
+        """Change the prior's weight (training's schedule); the model file records the last one."""
+        self.cfg = dataclasses.replace(self.cfg, attention_prior_weight=float(weight))
+
     def model_config(self) -> dict[str, Any]:
         """The constructor arguments as plain values: :meth:`from_config` rebuilds the network."""
         return self.cfg.as_dict()
@@ -133,7 +149,7 @@ class Tacotron2(nn.Module):
                 longest first; the result is the same).
             mels: ``(B, n_mels, T)`` target log-mels, zero-padded.
             mel_lengths: ``(B,)`` real frames per item, or None (every frame is real). Needed for
-                ``mask_padding`` and ``padding_invariant``.
+                ``mask_padding``, ``padding_invariant`` and the attention prior (without it, no prior).
 
         Returns:
             :class:`Tacotron2Output`.
@@ -141,7 +157,12 @@ class Tacotron2(nn.Module):
         if mels.dim() != 3 or mels.shape[1] != self.cfg.n_mel_channels or mels.shape[0] != text.shape[0]:
             raise ValueError(f"mels: expected ({text.shape[0]}, {self.cfg.n_mel_channels}, T), got {tuple(mels.shape)}")
         memory = self._encode(text, text_lengths)
-        mel, gate, alignments = self.decoder(memory, mels, text_lengths)
+        log_prior = None
+        if self.uses_prior() and mel_lengths is not None:
+            log_prior = self.cfg.attention_prior_weight * teacher_forced_log_prior(
+                text_lengths, mel_lengths, mels.shape[2], memory.shape[1], self.cfg.attention_prior_scaling
+            ).to(memory.dtype)
+        mel, gate, alignments = self.decoder(memory, mels, text_lengths, log_prior)
         frame_mask = None
         if mel_lengths is not None:
             frame_mask = lengths_to_mask(mel_lengths, mels.shape[2])
@@ -181,12 +202,21 @@ class Tacotron2(nn.Module):
         if max_steps < 1:
             raise ValueError(f"max_decoder_steps: expected >= 1, got {max_steps}")
         memory = self._encode(text, text_lengths)
+        log_prior = None
+        if self.uses_prior() and self.cfg.attention_prior_frames_per_symbol > 0:
+            log_prior = self.cfg.attention_prior_weight * expected_length_log_prior(
+                text_lengths,
+                memory.shape[1],
+                self.cfg.attention_prior_frames_per_symbol,
+                self.cfg.attention_prior_scaling,
+            ).to(memory.dtype)
         mel, gate, alignments, lengths, stopped = self.decoder.infer(
             memory,
             text_lengths,
             max_decoder_steps=max_steps,
             gate_threshold=self.cfg.gate_threshold if gate_threshold is None else float(gate_threshold),
             early_stopping=not self.cfg.decoder_no_early_stopping,
+            log_prior=log_prior,
         )
         mask = lengths_to_mask(lengths, mel.shape[2]) if self.cfg.padding_invariant else None
         mel_postnet = mel + self.postnet(masked(mel, mask), mask)

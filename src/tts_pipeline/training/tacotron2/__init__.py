@@ -10,8 +10,9 @@ and clipped to the global norm ``tacotron2.grad_clip``, then Adam (``weight_deca
 ``torch.optim.Adam``) steps.
 
 The learning rate is a function of the epoch alone (:func:`annealed_rate`), as NVIDIA's
-``adjust_learning_rate``, so a resumed run needs no scheduler state. Validation (teacher-forced, eval
-mode; the prenet keeps its dropout, as NVIDIA's) runs before training, every
+``adjust_learning_rate``, so a resumed run needs no scheduler state; so are the guided-attention
+weight (:func:`guided_attention_weight`) and the alignment prior's (:func:`attention_prior_weight`).
+Validation (teacher-forced, eval mode; the prenet keeps its dropout, as NVIDIA's) runs before training, every
 ``validation_every_n_epochs`` epochs, at the last epoch and when training stops. Checkpoints hold
 model, optimiser, scaler, counters, history and RNG states (:class:`tts_pipeline.training.loop.EpochLoop`).
 
@@ -29,7 +30,10 @@ from tts_pipeline.training.tacotron2.state import (
     RESUME_NEUTRAL_KEYS,
     Tacotron2State,
     annealed_rate,
+    attention_prior_weight,
     build_state,
+    guided_attention_weight,
+    mean_frames_per_symbol,
     model_config,
     resume_hash,
 )
@@ -41,8 +45,11 @@ __all__ = [
     "Runtime",
     "Tacotron2State",
     "annealed_rate",
+    "attention_prior_weight",
     "build_state",
     "fit",
+    "guided_attention_weight",
+    "mean_frames_per_symbol",
     "model_config",
     "resume_hash",
     "train_step",

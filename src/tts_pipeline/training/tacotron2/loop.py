@@ -11,7 +11,14 @@ from tts_pipeline.models.tacotron2 import Tacotron2
 from tts_pipeline.models.tacotron2.data import Tacotron2Dataset, collate
 from tts_pipeline.training.engine import learning_rate
 from tts_pipeline.training.loop import LoopIO, TrainingResult
-from tts_pipeline.training.tacotron2.state import Tacotron2State, annealed_rate, build_state
+from tts_pipeline.training.tacotron2.state import (
+    Tacotron2State,
+    annealed_rate,
+    attention_prior_weight,
+    build_state,
+    guided_attention_weight,
+    mean_frames_per_symbol,
+)
 from tts_pipeline.training.tacotron2.step import LOSS_NAMES, Runtime, train_step
 from tts_pipeline.training.teacher_forced import TeacherForcedLoop
 
@@ -57,7 +64,10 @@ class _Loop(TeacherForcedLoop):
         context = self.context
         self.tacotron2 = cfg
         self.n_symbols = n_symbols
-        self.state = build_state(cfg, n_symbols, n_mels, self.precision)
+        frames_per_symbol = (
+            mean_frames_per_symbol(train_set.texts, train_set.mel_lengths) if cfg.attention_prior_at_inference else 0.0
+        )
+        self.state = build_state(cfg, n_symbols, n_mels, self.precision, frames_per_symbol)
         self.runtime = Runtime(
             context=context,
             precision=self.precision,
@@ -78,9 +88,19 @@ class _Loop(TeacherForcedLoop):
         rate = annealed_rate(self.tacotron2, epoch)
         for group in self.state.optimizer.param_groups:
             group["lr"] = rate
+        # The loss's weight, like the rate, is a function of the epoch alone: resuming needs no state.
+        self.runtime.attention_weight = guided_attention_weight(self.tacotron2, epoch)
+        if self.tacotron2.attention_prior_scaling > 0:
+            self.state.model.set_attention_prior_weight(attention_prior_weight(self.tacotron2, epoch))
 
     def window_figures(self) -> dict[str, float]:
-        return {"lr": learning_rate(self.state.optimizer)}
+        return {
+            "lr": learning_rate(self.state.optimizer),
+            "guided_attention_weight": self.runtime.attention_weight,
+            "attention_prior_weight": self.state.model.cfg.attention_prior_weight
+            if self.state.model.uses_prior()
+            else 0.0,
+        }
 
     # -- the end -----------------------------------------------------------------------------------
 

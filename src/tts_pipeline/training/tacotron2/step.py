@@ -72,4 +72,3 @@ def train_step(
         stage=STAGE,
         hint=DIVERGED_HINT,
     )
-
