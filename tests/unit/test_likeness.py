@@ -81,3 +81,14 @@ def test_a_voice_item_names_its_files_and_maybe_a_speaker():
     for bad in ("adapted", "x=one.pt", "x=a,b,c,d", "=a,b"):
         with pytest.raises(UserError, match="--voice: expected NAME=FASTPITCH,HIFIGAN"):
             parse_voice(bad)
+
+
+def test_the_f0_can_be_judged_on_other_clips_than_the_audio():
+    """A vocoder buzzing at its frame rate hides the pitch: judged on Griffin-Lim of the mels instead."""
+    quality = SpeechQuality(AUDIO, PitchConfig())
+    references = {"low": [voiced(100.0, 0.7, 0.6, 0)], "high": [voiced(220.0, 0.7, 0.6, 1)]}
+    buzz = {"voice": [voiced(86.13, 0.7, 0.6, 2)]}
+    rows = likeness(buzz, references, quality, f0_clips={"voice": [voiced(215.0, 0.7, 0.6, 3)]})
+    assert rows[0]["f0_hz"] == pytest.approx(86.13, rel=0.03)
+    assert rows[0]["f0_clips_hz"] == pytest.approx(215.0, rel=0.03) and rows[0]["closest_f0"] == "high"
+    assert likeness(buzz, references, quality)[0]["f0_clips_hz"] is None

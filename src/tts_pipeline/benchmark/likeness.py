@@ -7,6 +7,11 @@ each at its *base* settings, the centre of its per-utterance ranges
 they are the same bytes on every run. A voice is closest to the reference with the smallest median
 MCD-DTW over the sentences, and, separately, to the one whose mean F0 (median over the sentences of the
 mean of the voiced frames) is nearest its own.
+
+A voice's F0 may be measured on other clips than its audio (``f0_clips``): a vocoder that has not yet
+learnt the pitch buzzes at its frame rate (``sampling_rate / hop_length``, 86 Hz at 22,050 / 256), and a
+pitch tracker then hears that buzz, not the pitch its mels carry; Griffin-Lim of the voice's mels shows
+the pitch the acoustic model predicted.
 """
 
 from __future__ import annotations
@@ -87,8 +92,13 @@ class VoiceProfile:
 
     @property
     def median_f0(self) -> float:
-        voiced = [value for value in self.f0 if np.isfinite(value)]
-        return float(np.median(voiced)) if voiced else float("nan")
+        return median_f0(self.f0)
+
+
+def median_f0(means: Sequence[float]) -> float:
+    """The median over sentences of their mean F0s (NaN ones, without a voiced frame, left out)."""
+    voiced = [value for value in means if np.isfinite(value)]
+    return float(np.median(voiced)) if voiced else float("nan")
 
 
 def likeness(
@@ -96,6 +106,7 @@ def likeness(
     references: Mapping[str, Sequence[np.ndarray]],
     quality: SpeechQuality,
     progress: Callable[[str], None] | None = None,
+    f0_clips: Mapping[str, Sequence[np.ndarray]] | None = None,
 ) -> list[dict[str, Any]]:
     """For each voice, its median MCD-DTW against each reference and its mean F0 beside theirs.
 
@@ -104,10 +115,12 @@ def likeness(
         references: Each reference voice's clips of the same sentences, in the same order.
         quality: The audio and pitch settings (its ``cepstra``).
         progress: Told the name of each voice and reference as it is analysed (for log lines).
+        f0_clips: Per voice, the clips its F0 is measured on instead of its audio (module docstring).
 
     Returns:
-        One row per voice: ``voice``, ``mcd_db`` ``{reference: median dB}``, ``f0_hz`` (its own),
-        ``reference_f0_hz`` ``{reference: Hz}``, ``closest_mcd`` and ``closest_f0`` (reference names).
+        One row per voice: ``voice``, ``mcd_db`` ``{reference: median dB}``, ``f0_hz`` (of its audio),
+        ``f0_clips_hz`` (of its ``f0_clips``, None without), ``reference_f0_hz`` ``{reference: Hz}``,
+        ``closest_mcd`` and ``closest_f0`` (reference names; by the ``f0_clips`` F0 where given).
     """
     lengths = {len(clips) for clips in (*voices.values(), *references.values())}
     if len(lengths) != 1:
@@ -123,6 +136,11 @@ def likeness(
     rows = []
     for name, clips in voices.items():
         own = profile(name, clips)
+        pitch_clips = (f0_clips or {}).get(name)
+        clips_f0 = None
+        if pitch_clips is not None:
+            clips_f0 = median_f0([mean_f0(clip, quality.audio_cfg, quality.pitch_cfg) for clip in pitch_clips])
+        judged_f0 = own.median_f0 if clips_f0 is None else clips_f0
         mcd = {
             reference: float(np.median([mcd_dtw(ref, ours).mcd_db for ref, ours in
                                         zip(theirs[reference].cepstra, own.cepstra, strict=True)]))
@@ -134,9 +152,10 @@ def likeness(
                 "voice": name,
                 "mcd_db": mcd,
                 "f0_hz": own.median_f0,
+                "f0_clips_hz": clips_f0,
                 "reference_f0_hz": reference_f0,
                 "closest_mcd": min(mcd, key=mcd.__getitem__),
-                "closest_f0": min(reference_f0, key=lambda reference: abs(reference_f0[reference] - own.median_f0)),
+                "closest_f0": min(reference_f0, key=lambda reference: abs(reference_f0[reference] - judged_f0)),
             }
         )
     return rows

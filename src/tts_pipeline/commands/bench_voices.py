@@ -10,7 +10,9 @@ options (``SPEAKER``: ``inference.speaker``, a speaker of a multi-speaker FastPi
   closed set of ``--manifest-dir``'s sentences: sentence accuracy with its binomial standard error, WER;
 - each ``--references CONFIG`` gives eSpeak NG reference voices (its demo corpus's speakers, or its one
   voice named by the config's experiment) that speak the same sentences; every voice's median MCD-DTW
-  against each reference and its mean F0 beside theirs (:mod:`tts_pipeline.benchmark.likeness`).
+  against each reference and its mean F0 beside theirs (:mod:`tts_pipeline.benchmark.likeness`), the F0
+  measured on Griffin-Lim of the voice's mels as well as on its audio: a vocoder that buzzes at its
+  frame rate hides the pitch its mels carry.
 
 The sentences are the validation and test sentences of ``--manifest-dir`` (the first ``--n``), less any
 that a ``--trained-on`` manifest folder trains on, so that no voice was trained on the text it is judged
@@ -119,6 +121,7 @@ def run(args: argparse.Namespace) -> None:
     options = SynthesisOptions.from_config(cfg.inference)
     log.info("bench-voices: %d held-out sentences, %d voices", len(texts), len(args.voice))
     audio: dict[str, list[Any]] = {}
+    mels: dict[str, list[Any]] = {}
     clean = None
     for voice in args.voice:
         settings = {**options.acoustic_settings, "speaker": voice.speaker}
@@ -128,7 +131,9 @@ def run(args: argparse.Namespace) -> None:
         )  # fmt: skip
         assert synth.text_encoder is not None
         clean = synth.text_encoder.clean
-        audio[voice.name] = [utterance.audio for utterance in synth.synthesize(texts)]
+        spoken = synth.synthesize(texts)
+        audio[voice.name] = [utterance.audio for utterance in spoken]
+        mels[voice.name] = [utterance.mel for utterance in spoken]
         log.info("bench-voices: %s spoke", voice.name)
     assert clean is not None
     closed = [words_of(clean(text)) for text in closed_set]
@@ -157,18 +162,26 @@ def run(args: argparse.Namespace) -> None:
         for voice in demo_voices(reference_cfg.corpus.demo, reference_cfg.experiment):
             references[voice.name] = render(voice, [clean(text) for text in texts], cfg.audio)
     if references:
+        from tts_pipeline.benchmark.listening import griffin_lim_all
+
         quality = SpeechQuality(cfg.audio, cfg.pitch)
-        rows = likeness(audio, references, quality, progress=lambda name: log.info("bench-voices: analysing %s", name))
+
+        def progress(name: str) -> None:
+            log.info("bench-voices: analysing %s", name)
+
+        inverted = {name: griffin_lim_all(voice_mels, cfg.audio, args.workers) for name, voice_mels in mels.items()}
+        rows = likeness(audio, references, quality, progress=progress, f0_clips=inverted)
         results["likeness"] = rows
         names = list(references)
-        print("\nMedian MCD-DTW (dB) against each reference, mean F0 (Hz):")
-        print("| voice | " + " | ".join(names) + " | F0 | closest (MCD) | closest (F0) |")
-        print("|---|" + "---:|" * len(names) + "---:|---|---|")
+        print("\nMedian MCD-DTW (dB) against each reference; mean F0 (Hz) of the audio and of Griffin-Lim of the mels:")
+        print("| voice | " + " | ".join(names) + " | F0 audio | F0 mels | closest (MCD) | closest (F0 of the mels) |")
+        print("|---|" + "---:|" * len(names) + "---:|---:|---|---|")
         for row in rows:
             cells = " | ".join(f"{row['mcd_db'][n]:.2f}" for n in names)
-            print(f"| {row['voice']} | {cells} | {row['f0_hz']:.0f} | {row['closest_mcd']} | {row['closest_f0']} |")
+            print(f"| {row['voice']} | {cells} | {row['f0_hz']:.0f} | {row['f0_clips_hz']:.0f} | {row['closest_mcd']} "
+                  f"| {row['closest_f0']} |")  # fmt: skip
         reference_f0 = rows[0]["reference_f0_hz"]
-        print("| (reference F0) | " + " | ".join(f"{reference_f0[n]:.0f} Hz" for n in names) + " | | | |")
+        print("| (reference F0) | " + " | ".join(f"{reference_f0[n]:.0f} Hz" for n in names) + " | | | | |")
     if args.json is not None:
         from tts_pipeline.files import write_text
 
