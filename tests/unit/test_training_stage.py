@@ -151,6 +151,12 @@ def test_a_stage_trains_writes_its_outputs_then_resumes_in_the_same_run(tmp_path
     run_training(args, {"fake": {"epochs": 2, "seed": 1}}, stage(resume_hash="h2"))
     assert trainer.calls[1:] == [("fit", (0, 2, True, {}, "run-3")), ("save", 3)]
 
+    # other data (a rerun because the corpus changed): a fresh start too, not the old training finished
+    make_manifests(tmp_path, n_train=3)
+    trainer.calls.clear()
+    run_training(args, {"fake": {"epochs": 2, "seed": 1}}, stage(resume_hash="h2"))
+    assert trainer.calls[1:] == [("fit", (0, 3, True, {}, "run-4")), ("save", 3)]
+
 
 def test_a_single_process_stage_prepares_before_tracking_under_its_own_name(tmp_path, tracked_runs):
     manifest_dir = make_manifests(tmp_path, n_val=0)

@@ -4,8 +4,10 @@ model's pieces (:class:`TrainingStage`).
 1. Join the job: one process per GPU under torchrun, or one plain process (the aligner always trains
    in one); ranks other than 0 log warnings only.
 2. Read the train and val manifests (an empty train manifest is an error) and build the datasets.
-3. Open the stage's checkpoint folder under the hash of the settings that shape training, and find the
-   checkpoint to resume from (rank 0 first: looking may set checkpoints of another hash aside).
+3. Open the stage's checkpoint folder under the hash of the settings that shape training and of the data
+   it trains on (:func:`training_data_digest`), and find the checkpoint to resume from (rank 0 first:
+   looking may set checkpoints of another hash aside). A killed job resumes; a job rerun because its
+   inputs changed (new durations, another corpus) starts afresh instead of finishing the old training.
 4. Open the stage's MLflow child run (the resumed run's own, when resuming) and train.
 5. On rank 0: write the model file (and whatever else the stage writes), ``metrics.json``, log both to
    the run, and log the end-of-training line. Then every rank waits for the others.
@@ -20,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from tts_pipeline.config.pipeline import config_hash
 from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.stages.common import log_every_n_steps, log_outputs, tracked, training_summary
 
@@ -165,7 +168,8 @@ def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: Train
             logging.getLogger("tts_pipeline").setLevel(logging.WARNING)
         records = _read_manifests(args, stage.name)
         train_set, val_set = stage.datasets(records["train"], records["val"])
-        manager = CheckpointManager(args.work_dir, stage.resume_hash, keep=stage.settings.keep_checkpoints)
+        resume_hash = config_hash({"settings": stage.resume_hash, "data": training_data_digest(args)})
+        manager = CheckpointManager(args.work_dir, resume_hash, keep=stage.settings.keep_checkpoints)
         checkpoint = find_resume_checkpoint(manager, context)
         run = TrainingRun(LoopIO(manager, context, checkpoint, log_every=log_every), records)
         prepared = stage.prepare(run) if stage.prepare is not None else {}
@@ -182,6 +186,31 @@ def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: Train
             if context.is_main:
                 _write_outputs(args, stage, run, result)
         context.barrier()
+
+
+# What a stage trains on besides its settings: the manifests and, where it reads them, the index files
+# the features and durations stages write last (each changes when the data under it does).
+_DATA_FILES = ("features.jsonl", "durations.json", "pitch_stats.json", "index.json")
+
+
+def training_data_digest(args: argparse.Namespace) -> str:
+    """SHA-256 over the train and val manifests of ``--manifest-dir`` and the index files of the folders
+    the stage reads (``--features-dir``, ``--mels-dir``): another corpus, split, features or durations
+    give another digest, a rerun of the same data the same one."""
+    import hashlib
+
+    from tts_pipeline.data.manifest import manifest_path
+
+    files = [manifest_path(args.manifest_dir, split) for split in ("train", "val")]
+    for option in ("features_dir", "mels_dir"):
+        folder = getattr(args, option, None)
+        if folder is not None:
+            files += [folder / name for name in _DATA_FILES]
+    digest = hashlib.sha256()
+    for path in files:
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def _session(stage: TrainingStage, gpus: int) -> contextlib.AbstractContextManager[Any]:
