@@ -52,3 +52,36 @@ def generator_file(
     generator = Generator(section, audio_cfg.n_mel_channels)
     save_generator(path, generator, audio_cfg, step=500, epoch=9, learning_rate=2e-4, fine_tuned_from=None)
     return path
+
+
+def aligner_file(
+    path: Path, config: PipelineConfig, *, seed: int = 7, symbols: str | None = None, **sizes: Any
+) -> Path:
+    """An aligner model file that fits ``config`` (its aligner sizes, text.symbol_set's table, the audio
+    section's mel channels), but for ``symbols`` (another symbol mode recorded) and ``sizes`` (aligner
+    keys, or ``n_mels``, changed)."""
+    from tts_pipeline.models.aligner.model import Aligner
+    from tts_pipeline.models.aligner.model_file import save_aligner
+    from tts_pipeline.text import get_symbols
+
+    table = get_symbols(config.text.symbol_set)
+    shape = {"embedding_dim": config.aligner.embedding_dim, "attention_dim": config.aligner.attention_dim}
+    shape.update({key: sizes[key] for key in ("embedding_dim", "attention_dim") if key in sizes})
+    torch.manual_seed(seed)
+    model = Aligner(
+        n_symbols=len(table),
+        n_mels=sizes.get("n_mels", config.audio.n_mel_channels),
+        temperature=config.aligner.temperature,
+        **shape,
+    )
+    save_aligner(
+        path,
+        model,
+        step=540,
+        epoch=60,
+        symbols=symbols or config.aligner.symbols,
+        symbol_set=config.text.symbol_set,
+        symbol_table=table,
+        prior_scaling=config.aligner.prior_scaling,
+    )
+    return path

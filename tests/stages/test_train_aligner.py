@@ -133,6 +133,58 @@ def test_resume_hash_ignores_how_long_and_where_training_runs():
     assert trainer.resume_hash(base, 40, "english_basic") != reference
 
 
+def test_a_warm_start_begins_at_the_file_weights_and_another_file_restarts_training(corpus):
+    root, manifest_dir, features_dir = corpus
+    run_stage(stage_argv(root, manifest_dir, features_dir, section(max_steps=4)))
+    start = root / "start.pt"
+    start.write_bytes((root / "aligner" / "model.pt").read_bytes())
+    trained, _ = load_aligner(start)
+
+    adapt = root / "adapt"
+    # a rate too small to move the weights: after one step they are still the file's
+    payload = section(max_steps=1, learning_rate=1e-12, weight_decay=0.0, seed=99)
+    argv = [*stage_argv(adapt, manifest_dir, features_dir, payload), "--warm-start", str(start)]
+    metrics = run_stage(argv)
+    assert metrics["step"] == 1 and metrics["resumed_from_step"] == 0 and metrics["warm_started_from"] == str(start)
+    adapted, info = load_aligner(adapt / "aligner" / "model.pt")
+    assert info.step == 1 and info.extra["warm_started_from"] == str(start)
+    for name, tensor in trained.state_dict().items():
+        assert torch.allclose(adapted.state_dict()[name], tensor, atol=1e-6), name
+    fresh = root / "fresh"
+    run_stage(stage_argv(fresh, manifest_dir, features_dir, payload))
+    scratch, _ = load_aligner(fresh / "aligner" / "model.pt")
+    assert not torch.allclose(scratch.embedding.weight, trained.embedding.weight, atol=1e-3)
+
+    # the same settings resume; another file at the same path starts afresh (its digest is in the hash)
+    two_steps = section(**{**json.loads(payload)["aligner"], "max_steps": 2})
+    longer = [*stage_argv(adapt, manifest_dir, features_dir, two_steps), "--warm-start", str(start)]
+    assert run_stage(longer)["resumed_from_step"] == 1
+    start.write_bytes((fresh / "aligner" / "model.pt").read_bytes())
+    assert run_stage(longer)["resumed_from_step"] == 0
+
+
+def test_a_warm_start_file_that_does_not_fit_is_refused_before_training(corpus):
+    from tts_pipeline.errors import UserError
+
+    root, manifest_dir, features_dir = corpus
+    run_stage(stage_argv(root, manifest_dir, features_dir, section(max_steps=1, embedding_dim=24)))
+    adapt = root / "adapt"
+    argv = stage_argv(adapt, manifest_dir, features_dir, section(max_steps=1))
+    argv += ["--warm-start", str(root / "aligner" / "model.pt")]
+    expected = r"(?s)aligner\.init_from: .*embedding_dim 24, but aligner\.embedding_dim is 16"
+    with pytest.raises(UserError, match=expected):
+        run_stage(argv)
+    assert not (adapt / "aligner" / "model.pt").exists()
+
+
+def test_resume_hash_carries_the_warm_start_file_digest():
+    base = AlignerConfig().model_dump(mode="json")
+    reference = trainer.resume_hash(base, 80, "english_basic")
+    assert trainer.resume_hash(base, 80, "english_basic", init_digest=None) == reference
+    one = trainer.resume_hash(base, 80, "english_basic", init_digest="a" * 64)
+    assert one != reference and one != trainer.resume_hash(base, 80, "english_basic", init_digest="b" * 64)
+
+
 def _datasets(manifest_dir: Path, features_dir: Path) -> tuple[AlignerDataset, AlignerDataset]:
     from tts_pipeline.data.manifest import read_manifest
 

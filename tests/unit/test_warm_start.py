@@ -1,7 +1,7 @@
-"""Warm starts (``fastpitch.init_from``, ``hifigan.init_from``) before any job: a file trained on other
-mels, symbols, cleaners or network sizes is refused naming the key, the file and the setting it disagrees
-with (the workflow's preflight and ``tts-pipeline check-config``); ``init_from`` with ``checkpoint`` is a
-config error; the training rules declare the file as an input and pass it to their stage."""
+"""Warm starts (``aligner.init_from``, ``fastpitch.init_from``, ``hifigan.init_from``) before any job: a
+file trained on other mels, symbols, cleaners or network sizes is refused naming the key, the file and the
+setting it disagrees with (the workflow's preflight and ``tts-pipeline check-config``); ``init_from`` with
+``checkpoint`` is a config error; the training rules declare the file as an input and pass it to their stage."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tts_pipeline.workflow import Pipeline
 
 from ..conftest import REPO
 from ..foreign_layouts import jik876_generator
-from ..warm_start_files import fastpitch_file, generator_file
+from ..warm_start_files import aligner_file, fastpitch_file, generator_file
 from .test_wiring import _rule_blocks
 
 # a small FastPitch keeps the files quick to write and read
@@ -178,6 +178,49 @@ def test_init_from_with_checkpoint_or_freeze_alone_is_a_config_error(demo):
     demo["fastpitch"].update(init_from="voice.pt", freeze=["encoder layers"])
     with pytest.raises(ConfigError, match=r"fastpitch\.freeze\.0"):
         parse_config(demo)
+
+
+def test_an_aligner_file_that_fits_is_an_input_of_train_aligner_alone(demo, tmp_path):
+    config = parse_config(demo)
+    before = {rule: stage_table.stage_params(config, rule) for rule in stage_table.BY_RULE}
+    path = aligner_file(tmp_path / "aligner.pt", config, temperature=0.001)
+    demo["aligner"].update(init_from=str(path), temperature=0.001)  # temperature may differ from the file's
+    pipeline = Pipeline(demo)
+    assert pipeline.check_settings() == []
+    assert pipeline.warm_start("aligner") == {"init_from": str(path)}
+    after = {rule: stage_table.stage_params(pipeline.config, rule) for rule in stage_table.BY_RULE}
+    assert {rule for rule in before if before[rule] != after[rule]} == {"train_aligner"}
+
+    block = _rule_blocks()["train_aligner"]
+    inputs = re.search(r"\n    input:\n(.*?)\n    output:", block, re.S).group(1)
+    assert '**pipeline.warm_start("aligner")' in inputs
+    assert 'warm_start=pipeline.optional_input_option("--warm-start", "init_from")' in block
+    assert "{params.warm_start:q}" in block.split("\n    shell:\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"embedding_dim": 64}, "embedding_dim 64, but aligner.embedding_dim is 128"),
+        ({"attention_dim": 40}, "attention_dim 40, but aligner.attention_dim is 80"),
+        ({"n_mels": 64}, "reads 64 mel channels, but audio.n_mel_channels is 80"),
+        ({"symbols": "arpabet"}, "encodes text as 'arpabet', but aligner.symbols is 'characters'"),
+    ],
+)
+def test_an_aligner_file_that_does_not_fit_is_refused_before_any_job(demo, tmp_path, changes, named):
+    path = aligner_file(tmp_path / "aligner.pt", parse_config(demo), **changes)
+    demo["aligner"]["init_from"] = str(path)
+    message = refusal(demo)
+    assert f"aligner.init_from: {path}" in message and named in message, message
+
+
+def test_a_missing_aligner_file_or_another_model_file_is_refused(demo, tmp_path):
+    demo["aligner"]["init_from"] = str(tmp_path / "absent.pt")
+    assert f"aligner.init_from: {tmp_path / 'absent.pt'}: no such file" in refusal(demo)
+    generator = generator_file(tmp_path / "g.pt", parse_config(demo))
+    demo["aligner"]["init_from"] = str(generator)
+    message = refusal(demo)
+    assert f"aligner.init_from: {generator}" in message, message
 
 
 def test_check_config_names_the_mismatch(demo, tmp_path, capsys):

@@ -41,6 +41,7 @@ rule train_aligner:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
         features=paths.features_index,
+        **pipeline.warm_start("aligner"),
     output:
         model=paths.aligner_model,
         metrics=paths.aligner_metrics,
@@ -50,6 +51,7 @@ rule train_aligner:
         manifest_dir=pipeline.input_folder("train"),
         features_dir=pipeline.input_folder("features"),
         work_dir=paths.work("train_aligner"),
+        warm_start=pipeline.optional_input_option("--warm-start", "init_from"),
     resources:
         gpu=pipeline.gpus("train_aligner"),
         **pipeline.job_resources("train_aligner"),
@@ -64,7 +66,7 @@ rule train_aligner:
         "tts-pipeline lease-gpus --count {resources.gpu} --"
         " tts-pipeline train-aligner --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --features-dir {params.features_dir:q} --work-dir {params.work_dir:q}"
-        " --model {output.model:q} --metrics {output.metrics:q} 2> {log:q}"
+        " --model {output.model:q} --metrics {output.metrics:q} {params.warm_start:q} 2> {log:q}"
 
 
 ## DURATIONS: per-symbol durations (MAS on the aligner, or TextGrids) and per-symbol pitch

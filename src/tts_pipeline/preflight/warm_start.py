@@ -1,7 +1,8 @@
-"""Warm starts (``fastpitch.init_from``, ``hifigan.init_from``) checked before any job: the file exists,
-loads as the training stage would read it, and fits the config (:mod:`tts_pipeline.training.warm_start`
-and each model's ``warm_start`` module say what must agree). Every finding names ``<section>.init_from``
-and, in its message, the file and the config key it disagrees with.
+"""Warm starts (``aligner.init_from``, ``fastpitch.init_from``, ``hifigan.init_from``) checked before any
+job: the file exists, loads as the training stage would read it, and fits the config
+(:mod:`tts_pipeline.training.warm_start` and each model's ``warm_start`` module say what must agree).
+Every finding names ``<section>.init_from`` and, in its message, the file and the config key it
+disagrees with.
 
 The training's symbol table is known before the durations exist when the durations come from the
 aligner or Tacotron 2 (``text.symbol_set``'s table); TextGrid phones are known once the durations stage
@@ -25,13 +26,39 @@ def check_warm_starts(config: Any, *, durations_index: str | Path | None = None)
         config: The validated :class:`~tts_pipeline.config.PipelineConfig`.
         durations_index: ``R/features/durations.json``, read for TextGrid phones when it exists.
     """
-    return [*_fastpitch(config, durations_index), *_hifigan(config)]
+    return [*_aligner(config), *_fastpitch(config, durations_index), *_hifigan(config)]
 
 
 def _missing(key: str, path: str, what: str) -> Finding | None:
     if Path(path).is_file():
         return None
     return Finding(key, f"{path}: no such file; expected {what} to start training from")
+
+
+def _aligner(config: Any) -> Iterator[Finding]:
+    path, key = config.aligner.init_from, "aligner.init_from"
+    if path is None:
+        return
+    if missing := _missing(key, path, "an aligner model file of this pipeline (R/aligner/model.pt)"):
+        yield missing
+        return
+    from tts_pipeline.text import get_symbols
+    from tts_pipeline.training.aligner import warm_start
+
+    try:
+        init = warm_start.read_init(path)
+    except UserError as error:
+        yield Finding(key, str(error))
+        return
+    symbol_set = config.text.symbol_set
+    found = warm_start.mismatches(
+        init,
+        section=config.aligner,
+        n_mels=config.audio.n_mel_channels,
+        symbol_set=symbol_set,
+        symbol_table=get_symbols(symbol_set),
+    )
+    yield from (Finding(key, line) for line in found)
 
 
 def _fastpitch(config: Any, durations_index: str | Path | None) -> Iterator[Finding]:

@@ -3,12 +3,14 @@ mode, set and table, prior scaling), in the format of :mod:`tts_pipeline.models.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from tts_pipeline.errors import UserError
 from tts_pipeline.models.aligner.model import Aligner
 from tts_pipeline.models.model_file import load_model_file, save_model_file
 
@@ -35,9 +37,21 @@ class AlignerInfo:
     extra: dict[str, Any]
 
 
+# The constructor arguments an aligner's file records (another model's file records others).
+ALIGNER_CONFIG_KEYS = frozenset(inspect.signature(Aligner.__init__).parameters) - {"self"}
+
+
 def load_aligner(path: str | Path, device: torch.device | str = "cpu") -> tuple[Aligner, AlignerInfo]:
-    """Rebuild a trained aligner from its ``model.pt`` alone, in eval mode on ``device``."""
+    """Rebuild a trained aligner from its ``model.pt`` alone, in eval mode on ``device``.
+
+    Raises UserError naming the file when it is missing, not a model file, or another model's file.
+    """
     model_file = load_model_file(path)
+    if set(model_file.model_config) != ALIGNER_CONFIG_KEYS:
+        raise UserError(
+            f"{path} is not an aligner model file: its model config has {sorted(model_file.model_config)}; "
+            f"expected an aligner's {sorted(ALIGNER_CONFIG_KEYS)} (the train_aligner stage's model.pt)"
+        )
     model = Aligner.from_config(model_file.model_config)
     model.load_state_dict(model_file.state_dict)
     extra = model_file.extra
@@ -62,9 +76,11 @@ def save_aligner(
     symbol_set: str,
     symbol_table: list[str],
     prior_scaling: float,
+    warm_started_from: str | None = None,
 ) -> None:
     """Write ``model.pt``: weights, constructor arguments, step and epoch, the symbol mode, set and table
-    the text was encoded with, and the prior scaling training used (read back by :func:`load_aligner`)."""
+    the text was encoded with, the prior scaling training used (read back by :func:`load_aligner`) and,
+    for a warm start, the file training began from."""
     extra: dict[str, Any] = {
         "symbols": symbols,
         "symbol_set": symbol_set,
@@ -72,4 +88,6 @@ def save_aligner(
         "prior_scaling": prior_scaling,
         "epoch": epoch,
     }
+    if warm_started_from is not None:
+        extra["warm_started_from"] = warm_started_from
     save_model_file(path, model, model.model_config(), step, extra)

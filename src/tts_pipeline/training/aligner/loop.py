@@ -16,6 +16,7 @@ from tts_pipeline.models.aligner.loss import binarization_weight
 from tts_pipeline.models.aligner.model import Aligner
 from tts_pipeline.training.aligner.state import AlignerState, build_state, resolve_aligner_precision
 from tts_pipeline.training.aligner.step import evaluate, train_step
+from tts_pipeline.training.aligner.warm_start import AlignerInit, apply_warm_start
 from tts_pipeline.training.loop import Cadence, EpochLoop, LoopIO, StepReport, TrainingResult
 
 
@@ -62,6 +63,7 @@ def fit(
     *,
     n_symbols: int,
     n_mels: int,
+    init: AlignerInit | None = None,
 ) -> TrainingResult[Aligner]:
     """Train (or continue training) the aligner until ``cfg.epochs`` epochs or ``cfg.max_steps`` steps.
 
@@ -73,6 +75,9 @@ def fit(
             validation figures per epoch.
         n_symbols: Size of the symbol table.
         n_mels: Mel channels.
+        init: Warm start from this file's weights (``aligner.init_from``, checked against the section by
+            :func:`~tts_pipeline.training.aligner.warm_start.mismatches`); ignored when resuming (the
+            checkpoint's weights win).
 
     Where the section's settings go: ``amp`` to the precision (:func:`resolve_aligner_precision`), which
     :func:`build_state` (the scaler), :func:`train_step` and validation use; the model's sizes,
@@ -85,7 +90,10 @@ def fit(
         :class:`TrainingResult`; ``metrics`` holds the final validation figures, throughput and the
         per-epoch history.
     """
-    return _Loop(cfg, train_set, val_set, n_symbols, n_mels, io).train(io.checkpoint)
+    loop = _Loop(cfg, train_set, val_set, n_symbols, n_mels, io)
+    if init is not None and io.checkpoint is None:
+        apply_warm_start(loop.state, init)
+    return loop.train(io.checkpoint)
 
 
 class _Loop(EpochLoop):

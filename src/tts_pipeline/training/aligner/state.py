@@ -20,10 +20,15 @@ from tts_pipeline.training.model_state import ModelState
 RESUME_NEUTRAL_KEYS = ("epochs", "max_steps", "checkpoint_every_n_steps", "keep_checkpoints", "num_workers", "gpus")
 
 
-def resume_hash(aligner: Mapping[str, Any], n_mels: int, symbol_set: str) -> str:
-    """Hash of everything that shapes the weights' trajectory; checkpoints of another hash are not resumed."""
+def resume_hash(aligner: Mapping[str, Any], n_mels: int, symbol_set: str, *, init_digest: str | None = None) -> str:
+    """Hash of everything that shapes the weights' trajectory; checkpoints of another hash are not resumed.
+    ``init_digest``: the SHA-256 of the warm start's file (``aligner.init_from``), so that another file at
+    the same path starts training afresh."""
     trajectory = {key: value for key, value in aligner.items() if key not in RESUME_NEUTRAL_KEYS}
-    return config_hash({"aligner": trajectory, "n_mels": n_mels, "symbol_set": symbol_set})
+    payload: dict[str, Any] = {"aligner": trajectory, "n_mels": n_mels, "symbol_set": symbol_set}
+    if init_digest is not None:
+        payload["init_from_sha256"] = init_digest
+    return config_hash(payload)
 
 
 @dataclass
