@@ -20,6 +20,10 @@ The rows, from the upper reference point to what a user gets:
 ``tts_<acoustic model>[_<vocoder>]``      each other acoustic model in the DAG (e.g. ``tacotron2``)
                                           from the texts, with the fine-tuned HiFi-GAN or another
                                           vocoder (:mod:`.other_acoustic_models`)
+``tts_speaker_<name>``                    for a multi-speaker FastPitch only: FastPitch as each of its
+                                          speakers + the synthesis vocoder, with the ``tts`` row's
+                                          options (:func:`speaker_row`); ``tts`` is one voice,
+                                          ``inference.speaker``'s, and these judge every voice
 ========================================  ==========================================================
 
 Every neural row runs at ``inference.amp``, as the product does (with ``auto`` on a CPU, the fastest path
@@ -37,7 +41,7 @@ not quiet is flagged, the recordings and Griffin-Lim rows are its reference poin
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +62,7 @@ from tts_pipeline.benchmark.intelligibility import (
     unknown_words,
     words_of,
 )
-from tts_pipeline.config import AudioConfig
+from tts_pipeline.config import AudioConfig, model_kinds
 from tts_pipeline.inference.synthesizer import Synthesizer
 from tts_pipeline.process_pool import process_pool, worth_a_pool
 
@@ -81,6 +85,31 @@ def row_description(name: str) -> str:
     return ROW_DESCRIPTIONS[name]
 
 
+SPEAKER_ROW_PREFIX = "tts_speaker_"
+
+
+def speaker_row(speaker: str) -> str:
+    """The full-TTS row of speaker ``speaker`` of a multi-speaker FastPitch (``tts_speaker_<name>``)."""
+    return SPEAKER_ROW_PREFIX + speaker
+
+
+def describer(tts: Mapping[str, Synthesizer]) -> Callable[[str], str]:
+    """The table's words for every row of a run: :func:`row_description`, and for each speaker's row
+    (:func:`speaker_row`) FastPitch + the vocoder its synthesizer speaks through, as that speaker.
+    Speaker rows are named at run time (the model's speakers), so their words come from ``tts``."""
+
+    def describe(name: str) -> str:
+        if not name.startswith(SPEAKER_ROW_PREFIX):
+            return row_description(name)
+        kind = tts[name].vocoder_kind
+        vocoder = model_kinds.vocoder_kind(kind).label
+        if kind == model_kinds.PIPELINE_VOCODER:
+            vocoder = f"fine-tuned {vocoder}"
+        return f"FastPitch + {vocoder} (full TTS, speaker {name.removeprefix(SPEAKER_ROW_PREFIX)})"
+
+    return describe
+
+
 REFERENCE_ROWS = ("recordings", "griffin_lim_ground_truth", "griffin_lim_fastpitch")
 """The rows no vocoder under test made: the pause table shows them for comparison and flags none of them."""
 
@@ -93,7 +122,8 @@ FIGURE_ROWS = (
     *other_acoustic_models.figure_rows(),
 )
 """The panels of each spectrogram figure: the recording, the mels' own content, the vocoder, the product;
-then each other vocoder's copy synthesis and full TTS when the run builds it (rows absent are skipped)."""
+then each other vocoder's copy synthesis and full TTS when the run builds it (rows absent are skipped);
+then each speaker's row of a multi-speaker FastPitch (:func:`speaker_row`)."""
 
 
 @dataclass
@@ -144,7 +174,8 @@ def row_audio(
     Args:
         tts: FastPitch + a vocoder, with the ``inference`` section's options, by row: ``"tts"`` with the
             fine-tuned HiFi-GAN (required; Griffin-Lim on FastPitch mels uses its mels), then one per other
-            vocoder (:mod:`.other_vocoders`).
+            vocoder (:mod:`.other_vocoders`), per other acoustic model and, for a multi-speaker FastPitch,
+            per speaker (:func:`speaker_row`).
         vocoders: ``"base"`` and ``"fine_tuned"`` HiFi-GAN synthesizers for copy synthesis (no denoiser, no
             fade), and one per other vocoder the benchmark has, by kind (:mod:`.other_vocoders`).
         workers: Processes that run Griffin-Lim at once.
@@ -213,22 +244,24 @@ def listening_test(
 
     rows_audio = row_audio(utterances, audio_cfg, tts, vocoders, workers)
     audio = rows_audio.audio
+    describe = describer(tts)
     # The words as the text front end spells them out ("2" -> "two"): what a listener should hear.
     encoder = tts["tts"].text_encoder
     assert encoder is not None, "listening_test needs a synthesizer with FastPitch"
     clean = encoder.clean
     rate = audio_cfg.sampling_rate
     if recognise_rows:
-        recognised = _recognise_rows(utterances, closed_set, clean, audio, rate, workers, open_clips)
+        recognised = _recognise_rows(utterances, closed_set, clean, audio, rate, workers, open_clips, describe)
     else:
         recognised = {"recogniser": "not run (benchmark.recognise: false)", "decodes": {}, "unknown_words": [],
                       "rows": [], "findings": []}  # fmt: skip
 
     figures, wavs, examples = [], [], []
     mel = MelSpectrogram(audio_cfg)
+    figure_rows = (*FIGURE_ROWS, *(name for name in tts if name.startswith(SPEAKER_ROW_PREFIX)))
     for index, utterance in enumerate(utterances[:n_figures]):
         panels, example_wavs = {}, {}
-        for name in FIGURE_ROWS:
+        for name in figure_rows:
             if name not in audio:
                 continue
             clip = audio[name][index]
@@ -236,7 +269,7 @@ def listening_test(
             wavs.append(path)
             example_wavs[name] = str(path)
             with torch.no_grad():
-                panels[row_description(name)] = mel(torch.from_numpy(np.ascontiguousarray(clip))).numpy()
+                panels[describe(name)] = mel(torch.from_numpy(np.ascontiguousarray(clip))).numpy()
         figure = spectrogram_panels(panels, audio_cfg.hop_length / rate, title=f"{utterance.id}: {utterance.text}")
         figures.append(save_figure(figure, out_dir / "figures" / f"{utterance.id}_spectrograms.png"))
         examples.append({"id": utterance.id, "text": utterance.text, "figure": str(figures[-1]), "wavs": example_wavs})
@@ -247,9 +280,7 @@ def listening_test(
         "utterance_ids": [u.id for u in utterances],
         "examples": examples,
     }
-    pause_rows = pauses.rows_of(
-        [u.id for u in utterances], audio, rows_audio.mels, row_description, REFERENCE_ROWS, audio_cfg
-    )
+    pause_rows = pauses.rows_of([u.id for u in utterances], audio, rows_audio.mels, describe, REFERENCE_ROWS, audio_cfg)
     return ListeningResult(section=section, pauses=pause_rows, figures=figures, wavs=wavs)
 
 
@@ -269,9 +300,10 @@ def _recognise_rows(
     rate: int,
     workers: int,
     open_clips: int | None,
+    describe: Callable[[str], str],
 ) -> dict[str, Any]:
     """The closed decode of every row's clips and the open one of the first ``open_clips`` (None = all):
-    the section's recogniser, decodes, unknown words, rows, findings."""
+    the section's recogniser, decodes, unknown words, rows, findings (``describe``: each row's words)."""
     sentences = [words_of(clean(text)) for text in closed_set]
     recognizer = Recognizer(sentences)
     references = [words_of(clean(u.text)) for u in utterances]
@@ -285,7 +317,7 @@ def _recognise_rows(
     heard = iter(decode_all(sentences, [clip for clips in clips_of.values() for clip in clips], workers))
     rows = []
     for name, clips in clips_of.items():
-        row = recognise(recognizer, name, row_description(name), clips, [next(heard) for _ in clips])
+        row = recognise(recognizer, name, describe(name), clips, [next(heard) for _ in clips])
         closed, open_ = row.scores["closed"], row.scores.get("open")
         log.info(
             "benchmark: %s: closed-set sentence accuracy %s, WER %.1f%%, CER %.1f%%; open WER %s",

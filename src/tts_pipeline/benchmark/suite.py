@@ -167,6 +167,10 @@ def run_benchmark(
         product_amp = inference_cfg.amp
         tts_options = SynthesisOptions.from_config(inference_cfg)
         tts = {"tts": main.with_options(tts_options, product_amp)}
+        # every voice of a multi-speaker FastPitch, through the vocoder synthesis uses
+        tts |= _speaker_synthesizers(
+            inputs.fastpitch, others.get(inference_cfg.vocoder, main), tts_options, product_amp, sections
+        )
         for item in inputs.other_vocoders:
             tts[tts_row(item.kind)] = main.with_options(tts_options, product_amp, vocoder_from=others[item.kind.name])
         for acoustic in inputs.other_acoustic_models:
@@ -292,6 +296,29 @@ def _copy_synthesizers(
         vocoders["base"] = (inputs.hifigan_base, base)
     vocoders["fine_tuned"] = (inputs.hifigan, main.vocoder_only(options))
     return vocoders
+
+
+def _speaker_synthesizers(
+    fastpitch: Path, vocoder: Synthesizer, options: SynthesisOptions, amp: str, sections: BenchmarkSections
+) -> dict[str, Synthesizer]:
+    """The intelligibility table's row of each speaker of a multi-speaker FastPitch, by row name
+    (:func:`tts_pipeline.benchmark.listening.speaker_row`): its model file loaded again speaking as that
+    speaker (``options`` with ``inference.speaker`` set to it), with ``vocoder``'s vocoder, ``options``
+    and ``amp``. The ``tts`` row judges one voice, ``inference.speaker``'s; these judge them all. A
+    single-speaker model gets none (its one voice is the ``tts`` row), so its benchmark takes no longer."""
+    from tts_pipeline.benchmark.listening import speaker_row
+    from tts_pipeline.config.model_kinds import PIPELINE_ACOUSTIC_MODEL
+    from tts_pipeline.inference import fastpitch_acoustic
+
+    speakers = fastpitch_acoustic.voices(fastpitch, audio=sections.audio, text=sections.text)
+    if len(speakers) < 2:
+        return {}
+    return {
+        speaker_row(speaker): vocoder.with_acoustic_model(
+            PIPELINE_ACOUSTIC_MODEL, fastpitch, options.speaking_as(speaker), amp, text=sections.text
+        )
+        for speaker in speakers
+    }
 
 
 def _product_floor(manifest: Path, audio: AudioConfig) -> dict[str, Any]:

@@ -37,6 +37,17 @@ def load(
     return LoadedAcousticModel(model, info.audio, TextEncoder.from_settings(info.text, path), info.step, description)
 
 
+def voices(path: str | Path, *, audio: AudioConfig | None, text: TextConfig | None) -> tuple[str, ...]:
+    """The voices of the FastPitch in ``path`` as ``inference.speaker`` names them (:func:`_as_voice`):
+    for a multi-speaker model the speakers its file names, or for a file that names none (NVIDIA's) the
+    ids ``0 .. n_speakers - 1``; ``()`` for a single-speaker model, whose one voice needs no name. The
+    benchmark judges each voice of a multi-speaker model."""
+    _, info = load_fastpitch(path, text=text, audio=audio)
+    if info.n_speakers <= 1:
+        return ()
+    return info.speakers or tuple(str(speaker) for speaker in range(info.n_speakers))
+
+
 def _as_voice(model: FastPitch, info: FastPitchInfo, speaker: str | None, path: str | Path) -> tuple[FastPitch, str]:
     """``model`` as the voice ``inference.speaker`` names, and how logs name it.
 

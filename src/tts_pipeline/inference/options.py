@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -82,3 +83,9 @@ class SynthesisOptions:
             vocoder_settings={key: getattr(cfg, key) for kind in VOCODERS for key in kind.settings},
             acoustic_settings={key: getattr(cfg, key) for kind in ACOUSTIC_MODELS for key in kind.settings},
         )
+
+    def speaking_as(self, speaker: str | None) -> SynthesisOptions:
+        """These options with ``speaker`` as the acoustic model's voice: its ``speaker`` setting
+        (``inference.speaker``), which a multi-speaker FastPitch is loaded with
+        (:func:`tts_pipeline.inference.fastpitch_acoustic.load`); None = speaker 0."""
+        return dataclasses.replace(self, acoustic_settings={**self.acoustic_settings, "speaker": speaker})

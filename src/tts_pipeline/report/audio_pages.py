@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 HELD_OUT_NOTE = (
     "A held-out sentence (never trained on): the recording, Griffin-Lim on its ground-truth mel (what the "
     "mel carries), the fine-tuned HiFi-GAN on that mel (copy synthesis) and FastPitch + HiFi-GAN from the "
-    "text (and WaveGlow's copy synthesis and full TTS when the run builds a WaveGlow). Speech shows "
-    "formants, harmonics that follow the pitch, and silences between phrases; a buzz shows flat horizontal "
-    "lines. The benchmark page has the recogniser's figures."
+    "text (and WaveGlow's copy synthesis and full TTS when the run builds a WaveGlow, and FastPitch as each "
+    "speaker of a multi-speaker model). Speech shows formants, harmonics that follow the pitch, and silences "
+    "between phrases; a buzz shows flat horizontal lines. The benchmark page has the recogniser's figures."
 )
 VOCODER_NOTE = (
     "A validation utterance: the recording, then the base and the fine-tuned HiFi-GAN on the same "
