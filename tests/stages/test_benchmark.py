@@ -25,6 +25,7 @@ from tts_pipeline.data.espeak import SynthRequest, VoiceSettings, synthesize_in_
 from tts_pipeline.errors import UserError
 from tts_pipeline.files import write_jsonl
 from tts_pipeline.inference import auto_precision, fastpitch_acoustic, hifigan_vocoder, write_wav
+from tts_pipeline.report.pages import markdown_page
 from tts_pipeline.stages import benchmark as stage
 from tts_pipeline.stages import synthesize
 from tts_pipeline.text import normalize_text
@@ -296,6 +297,9 @@ def test_recordings_are_the_reference_for_sentences_named_by_validation_id(root)
     assert pauses["rows"] == [] and set(pauses["product"]["per_wav"]) == {VAL_IDS[0], "other"}
     assert math.isfinite(pauses["product"]["noise_floor_db"])
     assert "| Synthesised WAVs (`synthesize`, 2 phrases" in (root / "benchmark" / "report.md").read_text()
+    # ... and the pitch table has no row (it needs the listening test's audio): no Markdown section.
+    assert report["quality"]["pitch"]["rows"] == [] and report["quality"]["pitch"]["findings"] == []
+    assert "### Pitch" not in (root / "benchmark" / "report.md").read_text()
 
 
 def test_bad_inputs_are_reported(root):
@@ -328,6 +332,26 @@ def test_without_the_recogniser_the_rows_are_still_synthesised_measured_and_draw
     markdown = (root / "benchmark" / "report.md").read_text(encoding="utf-8")
     assert "Intelligibility: not measured here (2 held-out sentences synthesised, not recognised)" in markdown
     assert "Closed-set WER" not in markdown and "### Pauses" in markdown
+
+    # The pitch table, on the same audio: the recordings (tones at 120 and 140 Hz) follow themselves and are
+    # off the frame rate; Griffin-Lim on their mels follows them; full TTS is not aligned: lock figure only.
+    pitch = report["quality"]["pitch"]
+    assert pitch["utterance_ids"] == listening["utterance_ids"]
+    assert [row["name"] for row in pitch["rows"]] == [row["name"] for row in pause_rows]
+    assert pitch["frame_rate_hz"] == AUDIO.sampling_rate / AUDIO.hop_length
+    rows = {row["name"]: row for row in pitch["rows"]}
+    recordings, griffin_lim, tts = rows["recordings"], rows["griffin_lim_ground_truth"], rows["tts"]
+    assert recordings["followed"] == 1.0 and recordings["median_error_cents"] == 0.0 and recordings["locked"] == 0.0
+    assert recordings["voiced_frames"] > 60 and recordings["flag"] is None
+    assert griffin_lim["followed"] > 0.8 and griffin_lim["median_error_cents"] < 20
+    assert all(rows[name]["aligned"] for name in ("hifigan_base_ground_truth", "hifigan_fine_tuned_ground_truth"))
+    assert not tts["aligned"] and tts["followed"] is None and tts["median_error_cents"] is None
+    assert headline_metrics(report)["pitch_followed_recordings"] == 1.0
+    heading = "### Pitch: does the audio follow the voice, or buzz at the frame rate? (2 held-out sentences)"
+    assert markdown.index("### Pauses") < markdown.index(heading) < markdown.index("## Training")
+    assert "| Pitch followed |" in re.sub(" +", " ", markdown) and pitch["how_to_read"] in markdown
+    html = markdown_page("Benchmark", markdown)
+    assert "<th>Locked to the frame rate</th>" in html and "<td>Recordings (the corpus)</td>" in html
 
 
 @pytest.mark.slow

@@ -86,6 +86,18 @@ PAUSE_COLUMNS: tuple[Column, ...] = (
 )
 """One row per kind of audio (:mod:`tts_pipeline.benchmark.pauses`), then the synthesised WAVs' floor."""
 
+PITCH_COLUMNS: tuple[Column, ...] = (
+    Column("Audio", "description"),
+    Column("Pitch followed", "followed", ".0%"),
+    Column("Voiced with the recording", "both_voiced", ".0%"),
+    Column("Median error (cents)", "median_error_cents", ".0f"),
+    Column("Locked to the frame rate", "locked", ".0%"),
+    Column("Voiced frames", "voiced_frames", "d"),
+    Column("Flag", "flag"),
+)
+"""One row per kind of audio (:mod:`tts_pipeline.benchmark.pitch_fidelity`); rows not aligned with the
+recording (full TTS) have only the lock figure."""
+
 TRAINING_COLUMNS: tuple[Column, ...] = (
     Column("Stage", "stage"),
     Column("Mel frames/s", "frames_per_s", ",.0f"),
@@ -201,6 +213,9 @@ def _quality_section(report: Mapping[str, Any]) -> list[str]:
     pauses = quality.get("pauses")
     if pauses and (pauses["rows"] or pauses["product"]):
         lines += pauses_markdown(pauses)
+    pitch = quality.get("pitch")
+    if pitch and pitch["rows"]:
+        lines += pitch_markdown(pitch)
     return lines
 
 
@@ -288,6 +303,23 @@ def pauses_markdown(section: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def pitch_markdown(section: Mapping[str, Any]) -> list[str]:
+    """The pitch table (``report.json``'s ``quality.pitch``) as Markdown lines, the flags in words first;
+    the caption says how to read it and states the definitions and the limits."""
+    n_clips = len(section["utterance_ids"])
+    lines = [f"### Pitch: does the audio follow the voice, or buzz at the frame rate? ({n_clips} held-out sentences)",
+             ""]  # fmt: skip
+    limits = section["limits"]
+    findings = section["findings"] or [
+        f"No vocoder row has more than {100 * limits['locked']:.0f} % of its voiced frames locked to the frame "
+        f"rate ({section['frame_rate_hz']:.2f} Hz), and no copy-synthesis row follows the recordings' pitch more "
+        f"than {100 * limits['below_griffin_lim']:.0f} points less than Griffin-Lim on the same mels."
+    ]
+    lines += [f"- **{finding}**" for finding in findings]
+    lines += ["", render_table(section["rows"], PITCH_COLUMNS), section["how_to_read"], "", section["definition"], ""]
+    return lines
+
+
 def _training_section(report: Mapping[str, Any]) -> list[str]:
     training = report["training"]
     lines = ["## Training throughput", ""]
@@ -306,8 +338,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     ``denoising_strength``), ``speed`` (``rows``, ``skipped_precisions``), ``nvidia.published``,
     ``quality`` (``vocoder_mel_l1`` with ``rows`` and ``target``; ``precision`` with ``rows`` and
     ``note``; ``synthesized`` with ``reference``,
-    ``description``, ``rows``, ``average``, ``skipped``; optionally ``intelligibility`` and ``pauses``,
-    :func:`pauses_markdown`) and ``training`` (``rows``, ``units``).
+    ``description``, ``rows``, ``average``, ``skipped``; optionally ``intelligibility``, ``pauses``
+    (:func:`pauses_markdown`) and ``pitch`` (:func:`pitch_markdown`)) and ``training`` (``rows``, ``units``).
     """
     env = report["environment"]
     header = [
@@ -324,8 +356,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
 
 
 def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
-    """Flat figures for the tracker: per speed row, the vocoders' mel L1, the intelligibility and pause
-    tables' figures per row and the sentence means."""
+    """Flat figures for the tracker: per speed row, the vocoders' mel L1, the intelligibility, pause and
+    pitch tables' figures per row and the sentence means."""
     metrics: dict[str, float] = {}
     for row in report["speed"]["rows"]:
         prefix = f"b{row['batch_size']}_{row['precision']}"
@@ -355,6 +387,9 @@ def headline_metrics(report: Mapping[str, Any]) -> dict[str, float]:
         metrics[f"noise_floor_db_{row['name']}"] = row["noise_floor_db"]
     if pauses.get("product"):
         metrics["noise_floor_db_synthesized"] = pauses["product"]["noise_floor_db"]
+    for row in (report["quality"].get("pitch") or {}).get("rows", []):
+        for key in ("followed", "median_error_cents", "locked"):
+            metrics[f"pitch_{key}_{row['name']}"] = row[key]
     average = (report["quality"].get("synthesized") or {}).get("average") or {}
     for key in ("mcd_db", "f0_rmse_hz", "f0_rmse_cents", "voicing_error", "duration_ratio", "total_duration_ratio"):
         if average.get(key) is not None:

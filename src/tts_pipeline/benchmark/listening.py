@@ -35,7 +35,9 @@ the vocoder loses what the mels carry; a row far below the recordings in the clo
 
 The same audio gives the pause table (:mod:`tts_pipeline.benchmark.pauses`): each row's level in the
 pauses of the mel it speaks, relative to its speech, and its noise floor; a vocoder row whose pauses are
-not quiet is flagged, the recordings and Griffin-Lim rows are its reference points.
+not quiet is flagged, the recordings and Griffin-Lim rows are its reference points. It gives the pitch
+table too (:mod:`tts_pipeline.benchmark.pitch_fidelity`): how closely each row made from the ground-truth
+mels follows the recording's F0, and how much of every row's voice is locked to the frame rate (a buzz).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import numpy as np
 import torch
 
 from tts_pipeline.audio import MelSpectrogram, griffin_lim, load_wav
-from tts_pipeline.benchmark import other_acoustic_models, other_vocoders, pauses
+from tts_pipeline.benchmark import other_acoustic_models, other_vocoders, pauses, pitch_fidelity
 from tts_pipeline.benchmark.intelligibility import (
     DECODES,
     Clip,
@@ -139,10 +141,12 @@ class Utterance:
 @dataclass
 class ListeningResult:
     """What the listening test produced: the report section, the pause table's rows
-    (:func:`tts_pipeline.benchmark.pauses.rows_of`) and the files it wrote."""
+    (:func:`tts_pipeline.benchmark.pauses.rows_of`), the pitch table's rows
+    (:func:`tts_pipeline.benchmark.pitch_fidelity.rows_of`) and the files it wrote."""
 
     section: dict[str, Any]
     pauses: list[dict[str, Any]]
+    pitch: list[dict[str, Any]]
     figures: list[Path]
     wavs: list[Path]
 
@@ -280,8 +284,10 @@ def listening_test(
         "utterance_ids": [u.id for u in utterances],
         "examples": examples,
     }
-    pause_rows = pauses.rows_of([u.id for u in utterances], audio, rows_audio.mels, describe, REFERENCE_ROWS, audio_cfg)
-    return ListeningResult(section=section, pauses=pause_rows, figures=figures, wavs=wavs)
+    ids = [u.id for u in utterances]
+    pause_rows = pauses.rows_of(ids, audio, rows_audio.mels, describe, REFERENCE_ROWS, audio_cfg)
+    pitch_rows = pitch_fidelity.rows_of(ids, audio, describe, REFERENCE_ROWS, audio_cfg)
+    return ListeningResult(section=section, pauses=pause_rows, pitch=pitch_rows, figures=figures, wavs=wavs)
 
 
 def _open_decode(n_open: int, n_clips: int) -> str:

@@ -22,6 +22,7 @@ from tts_pipeline.benchmark.nvidia import PUBLISHED
 from tts_pipeline.benchmark.other_acoustic_models import AcousticModelFile
 from tts_pipeline.benchmark.other_vocoders import VocoderFile, other_kinds, speed_key, tts_row, vocoder_settings
 from tts_pipeline.benchmark.pauses import pause_section
+from tts_pipeline.benchmark.pitch_fidelity import pitch_section
 from tts_pipeline.benchmark.precision_quality import PRECISION_NOTE, precision_quality
 from tts_pipeline.benchmark.reference import sentence_quality
 from tts_pipeline.benchmark.report import LATENCY_NOTES, json_ready
@@ -161,7 +162,7 @@ def run_benchmark(
             main.text_encoder.clean if main.text_encoder is not None else None, audio, sections.pitch,
         ),
     }  # fmt: skip
-    pause_rows, pause_ids = [], []
+    pause_rows, pitch_rows, pause_ids = [], [], []
     if cfg.intelligibility_clips > 0:
         # What a user hears: every neural row at inference.amp, as `synthesize` runs the models.
         product_amp = inference_cfg.amp
@@ -183,7 +184,7 @@ def run_benchmark(
         copy = {name: synth.with_options(quality_options, product_amp) for name, (_, synth) in vocoders.items()}
         listening = _listening(inputs, cfg, audio, tts, copy)
         quality["intelligibility"] = listening.section
-        pause_rows, pause_ids = listening.pauses, listening.section["utterance_ids"]
+        pause_rows, pitch_rows, pause_ids = listening.pauses, listening.pitch, listening.section["utterance_ids"]
         for path in listening.figures:
             log_artifact(path, "figures")
         for path in listening.wavs:
@@ -191,6 +192,9 @@ def run_benchmark(
     product = _product_floor(inputs.inference_manifest, audio) if inputs.inference_manifest is not None else None
     quality["pauses"] = pause_section(pause_rows, product, pause_ids)
     for finding in quality["pauses"]["findings"]:
+        log.warning("benchmark: %s", finding)
+    quality["pitch"] = pitch_section(pitch_rows, pause_ids, audio)
+    for finding in quality["pitch"]["findings"]:
         log.warning("benchmark: %s", finding)
 
     speed_options, tokens = models.speed_options, models.tokens

@@ -25,7 +25,12 @@ full-TTS row per precision. The precision ``inference.amp`` resolves to (what ``
 recorded in the settings. (d) How quiet the pauses are (:mod:`tts_pipeline.benchmark.pauses`): per row of
 the intelligibility table, the level in the pauses relative to the speech (median and quartiles over its
 utterances) and the noise floor, a vocoder row with loud pauses flagged; and the noise floor of the WAVs of
-``--inference-manifest`` (what a user gets). It reuses the audio the benchmark makes anyway.
+``--inference-manifest`` (what a user gets). It reuses the audio the benchmark makes anyway. (e) Whether
+the audio follows the voice's pitch (:mod:`tts_pipeline.benchmark.pitch_fidelity`), on the same audio: per
+row made from the ground-truth mels, the fraction of the recording's voiced frames whose Praat F0 it
+matches within 50 cents and the median error; per row, the fraction of its voiced frames locked to the
+frame rate (sampling rate / hop, a buzz), a vocoder row that buzzes or follows far less than Griffin-Lim
+flagged.
 
 Training. The throughput each training stage reported, from ``--metrics name=path`` files
 (:mod:`tts_pipeline.benchmark.training`; units in the report).
