@@ -251,6 +251,26 @@ def test_fine_tuning_reads_the_mels_folder_and_multiplies_the_learning_rate(corp
         run_stage(stage_argv(corpus, section(max_steps=1), "tuned2", *extra))
 
 
+def test_fine_tuning_by_hand_with_a_config_file_reads_the_fine_tuning_settings(corpus):
+    """``--config`` cuts the config as the workflow does: fine-tuning (``--init-from``) gets its rule's
+    slice, fine_tune_epochs and fine_tune_lr_factor included (base training's slice leaves them out)."""
+    import yaml
+
+    from ..conftest import REPO
+
+    raw = yaml.safe_load((REPO / "config" / "demo.yaml").read_text())
+    generator = {key: raw["hifigan"][key] for key in ("resblock", "upsample_rates", "upsample_kernel_sizes")}
+    base = run_stage(stage_argv(corpus, section(epochs=1, lr_decay=0.5, learning_rate=1e-3, **generator)))
+    raw["hifigan"].update(TINY, learning_rate=1e-3, fine_tune_epochs=1, fine_tune_lr_factor=0.5, max_steps=2)
+    config = corpus / "config.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    argv = stage_argv(corpus, "", "tuned", "--init-from", str(corpus / "hifigan" / "model.pt"))
+    argv[argv.index("--section") : argv.index("--section") + 2] = ["--config", str(config)]
+    metrics = run_stage(argv)
+    assert metrics["learning_rate"] == pytest.approx(base["learning_rate"] * 0.5, rel=1e-3)  # not x 3.0
+    assert metrics["epoch"] == 1 and metrics["step"] == 2  # one epoch of 8 clips at batch 4
+
+
 def test_the_generator_warms_up_alone_then_the_discriminators_join_and_fine_tuning_is_adversarial(
     corpus, monkeypatch
 ):

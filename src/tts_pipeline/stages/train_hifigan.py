@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> None:
     from tts_pipeline.training import hifigan as trainer
     from tts_pipeline.training.warm_start import file_digest
 
-    payload = load_stage_section(args, STAGE)
+    # Base training's slice of the config leaves the fine-tuning settings out (changing them must not
+    # rerun it); fine-tuning reads its own rule's slice, which has them.
+    payload = load_stage_section(args, FINE_TUNE_STAGE if args.init_from is not None else STAGE)
     cfg: HiFiGANConfig = parse_section(HiFiGANConfig, payload["hifigan"], "hifigan")
     audio: AudioConfig = parse_section(AudioConfig, payload["audio"], "audio")
     # the full config checks this too; a stage run by hand with its own JSON must not skip it
