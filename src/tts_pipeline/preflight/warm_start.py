@@ -11,7 +11,7 @@ wrote its index (until then the stage checks them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,26 +29,28 @@ def check_warm_starts(config: Any, *, durations_index: str | Path | None = None)
     return [*_aligner(config), *_fastpitch(config, durations_index), *_hifigan(config)]
 
 
-def _missing(key: str, path: str, what: str) -> Finding | None:
-    if Path(path).is_file():
-        return None
-    return Finding(key, f"{path}: no such file; expected {what} to start training from")
+def _read(key: str, path: str, what: str, read: Callable[[], Any]) -> tuple[Any, Finding | None]:
+    """``read()``'s file (``key``'s), or None and the finding that names why not: no such file (``what``
+    says what was expected there), or the UserError of reading it."""
+    if not Path(path).is_file():
+        return None, Finding(key, f"{path}: no such file; expected {what} to start training from")
+    try:
+        return read(), None
+    except UserError as error:
+        return None, Finding(key, str(error))
 
 
 def _aligner(config: Any) -> Iterator[Finding]:
     path, key = config.aligner.init_from, "aligner.init_from"
     if path is None:
         return
-    if missing := _missing(key, path, "an aligner model file of this pipeline (R/aligner/model.pt)"):
-        yield missing
-        return
     from tts_pipeline.text import get_symbols
     from tts_pipeline.training.aligner import warm_start
 
-    try:
-        init = warm_start.read_init(path)
-    except UserError as error:
-        yield Finding(key, str(error))
+    what = "an aligner model file of this pipeline (R/aligner/model.pt)"
+    init, refused = _read(key, path, what, lambda: warm_start.read_init(path))
+    if refused is not None:
+        yield refused
         return
     symbol_set = config.text.symbol_set
     found = warm_start.mismatches(
@@ -65,16 +67,13 @@ def _fastpitch(config: Any, durations_index: str | Path | None) -> Iterator[Find
     path, key = config.fastpitch.init_from, "fastpitch.init_from"
     if path is None:
         return
-    if missing := _missing(key, path, "a FastPitch model file of this pipeline or NVIDIA's checkpoint"):
-        yield missing
-        return
     from tts_pipeline.training.fastpitch import warm_start
     from tts_pipeline.training.warm_start import frozen_names
 
-    try:
-        init = warm_start.read_init(path, text=config.text, audio=config.audio)
-    except UserError as error:
-        yield Finding(key, str(error))
+    what = "a FastPitch model file of this pipeline or NVIDIA's checkpoint"
+    init, refused = _read(key, path, what, lambda: warm_start.read_init(path, text=config.text, audio=config.audio))
+    if refused is not None:
+        yield refused
         return
     symbols, symbol_set, origin = _training_symbols(config, durations_index)
     found = warm_start.mismatches(
@@ -117,14 +116,12 @@ def _hifigan(config: Any) -> Iterator[Finding]:
     path, key = config.hifigan.init_from, "hifigan.init_from"
     if path is None:
         return
-    if missing := _missing(key, path, "a HiFi-GAN generator (model file, trainer checkpoint, NVIDIA's or jik876's)"):
-        yield missing
-        return
     from tts_pipeline.training.hifigan import warm_start
 
-    try:
-        init = warm_start.read_init(path, audio=config.audio, section=config.hifigan)
-    except UserError as error:
-        yield Finding(key, str(error))
+    what = "a HiFi-GAN generator (model file, trainer checkpoint, NVIDIA's or jik876's)"
+    section, audio = config.hifigan, config.audio
+    init, refused = _read(key, path, what, lambda: warm_start.read_init(path, audio=audio, section=section))
+    if refused is not None:
+        yield refused
         return
     yield from (Finding(key, line) for line in warm_start.mismatches(init, section=config.hifigan, audio=config.audio))
