@@ -160,3 +160,18 @@ def test_rows_are_flagged_against_griffin_lim_and_rendered():
     assert [cell.strip() for cell in tts_cells[1:]] == expected
     clean = pitch.pitch_section(rows[:2], ["a", "b"], AUDIO)
     assert clean["findings"] == [] and "- **No vocoder row has more than 50 %" in "\n".join(pitch_markdown(clean))
+
+
+def test_a_vocoder_that_voices_nothing_the_recording_voices_is_off_pitch_and_said_so():
+    """Noise for a voiced recording (an untrained vocoder): followed 0, no frame voiced in both, so no
+    median error; the finding still reads (it once failed formatting the missing error)."""
+    audio = {
+        "recordings": [harmonic_tone(120.0)],
+        "griffin_lim_ground_truth": [harmonic_tone(120.0)],
+        "hifigan_base_ground_truth": [noise()],
+    }
+    rows = pitch.rows_of(["a"], audio, lambda name: f"row {name}", ("recordings", "griffin_lim_ground_truth"), AUDIO)
+    hum = rows[-1]
+    assert hum["followed"] == 0.0 and hum["median_error_cents"] is None and hum["flag"] == pitch.OFF_PITCH
+    (finding,) = pitch.pitch_section(rows, ["a"], AUDIO)["findings"]
+    assert finding.startswith("OFF PITCH: row hifigan_base_ground_truth") and "no frame voiced in both" in finding

@@ -308,6 +308,11 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f} %"
 
 
+def _cents(value: float | None) -> str:
+    # None when no frame is voiced in both (a vocoder that voices nothing the recording voices)
+    return "no frame voiced in both" if value is None else f"{value:.0f} cents"
+
+
 def findings(rows: Sequence[Mapping[str, Any]], cfg: AudioConfig) -> list[str]:
     """The flags in words: each flagged row, beside the recordings' and Griffin-Lim's figures."""
     by_name = {row["name"]: row for row in rows}
@@ -335,7 +340,7 @@ def findings(rows: Sequence[Mapping[str, Any]], cfg: AudioConfig) -> list[str]:
             notes.append(
                 f"{OFF_PITCH}: {row['description']}{followed}: {100 * row['below_griffin_lim']:.0f} points below "
                 f"Griffin-Lim, more than the {100 * BELOW_GRIFFIN_LIM:.0f} allowed; median error "
-                f"{row['median_error_cents']:.0f} cents."
+                f"{_cents(row['median_error_cents'])}."
             )
     return notes
 
