@@ -49,7 +49,7 @@ def generator_file(
     audio_cfg = AudioConfig(**{**config.audio.model_dump(), **(audio or {})})
     section = HiFiGANConfig(**{**config.hifigan.model_dump(), **sizes})
     torch.manual_seed(seed)
-    generator = Generator(section, audio_cfg.n_mel_channels)
+    generator = Generator(section, audio_cfg.n_mel_channels, audio_cfg.sampling_rate)
     save_generator(path, generator, audio_cfg, step=500, epoch=9, learning_rate=2e-4, fine_tuned_from=None)
     return path
 

@@ -259,12 +259,15 @@ def test_fine_tuning_by_hand_with_a_config_file_reads_the_fine_tuning_settings(c
     from ..conftest import REPO
 
     raw = yaml.safe_load((REPO / "config" / "demo.yaml").read_text())
-    generator = {key: raw["hifigan"][key] for key in ("resblock", "upsample_rates", "upsample_kernel_sizes")}
-    base = run_stage(stage_argv(corpus, section(epochs=1, lr_decay=0.5, learning_rate=1e-3, **generator)))
+    shape = ("resblock", "upsample_rates", "upsample_kernel_sizes", "upsampling", "source")
+    generator = {key: raw["hifigan"][key] for key in shape}
+    pitch = ("--pitch-features", str(write_pitch_features(corpus)))  # the demo's vocoder has a harmonic source
+    base_section = section(epochs=1, lr_decay=0.5, learning_rate=1e-3, **generator)
+    base = run_stage(stage_argv(corpus, base_section, "hifigan", *pitch))
     raw["hifigan"].update(TINY, learning_rate=1e-3, fine_tune_epochs=1, fine_tune_lr_factor=0.5, max_steps=2)
     config = corpus / "config.yaml"
     config.write_text(yaml.safe_dump(raw))
-    argv = stage_argv(corpus, "", "tuned", "--init-from", str(corpus / "hifigan" / "model.pt"))
+    argv = stage_argv(corpus, "", "tuned", "--init-from", str(corpus / "hifigan" / "model.pt"), *pitch)
     argv[argv.index("--section") : argv.index("--section") + 2] = ["--config", str(config)]
     metrics = run_stage(argv)
     assert metrics["learning_rate"] == pytest.approx(base["learning_rate"] * 0.5, rel=1e-3)  # not x 3.0
@@ -480,6 +483,40 @@ def test_a_resumed_run_continues_the_same_mlflow_run(corpus, monkeypatch):
 
 
 @pytest.mark.slow
+def write_pitch_features(root: Path, hz: float = 150.0) -> Path:
+    """A features folder whose pitch tracks say ``hz`` on every frame but the first two (unvoiced); its index."""
+    from tts_pipeline.data.feature_layout import FeatureLayout
+
+    layout = FeatureLayout(root / "features")
+    layout.folder("pitch").mkdir(parents=True)
+    for split in ("train", "val"):
+        for record in read_manifest(manifest_path(root / "data", split)):
+            track = np.full(record.n_samples // AUDIO.hop_length, hz, dtype=np.float32)
+            track[:2] = 0.0
+            np.save(layout.pitch(record.id), track)
+    layout.features_index.write_text("")
+    return layout.features_index
+
+
+def test_a_harmonic_source_trains_on_the_pitch_features_and_then_needs_only_the_mel(corpus):
+    index = write_pitch_features(corpus)
+    payload = section(max_steps=2, upsampling="interpolate", source="harmonic", source_harmonics=4)
+    metrics = run_stage(stage_argv(corpus, payload, "hifigan", "--pitch-features", str(index)))
+    assert metrics["step"] == 2 and np.isfinite(metrics["val_loss_pitch"]) and np.isfinite(metrics["val_loss_mel"])
+    assert all(np.isfinite(entry["train_loss_pitch"]) for entry in metrics["history"] if "train_loss_pitch" in entry)
+
+    generator, _ = load_generator(corpus / "hifigan" / "model.pt")
+    assert generator.has_source and generator.model_config()["sampling_rate"] == AUDIO.sampling_rate
+    with torch.no_grad():
+        audio = generator(torch.from_numpy(np.load(corpus / "mels" / "val-0.npy"))[None])
+    assert audio.shape[-1] == np.load(corpus / "mels" / "val-0.npy").shape[1] * AUDIO.hop_length
+
+    with pytest.raises(UserError, match="--pitch-features"):
+        run_stage(stage_argv(corpus, payload, "no-pitch"))
+    with pytest.raises(UserError, match="only a generator with hifigan.source: harmonic"):
+        run_stage(stage_argv(corpus, section(max_steps=1), "plain", "--pitch-features", str(index)))
+
+
 def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     argv = stage_argv(corpus, section(max_steps=24, n_samples=0, validation_every_n_epochs=100))
     command = [sys.executable, "-m", "tts_pipeline", "train_hifigan", *argv]

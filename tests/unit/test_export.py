@@ -232,3 +232,39 @@ def test_the_runtime_a_server_uses_imports_no_torch():
         "sys.exit('torch' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
+def test_a_vocoder_with_a_harmonic_source_exports_for_any_length(tmp_path, fmt):
+    """The source's ops (F0 bins, phase accumulation, the noise table) in both formats, voiced throughout."""
+    from tts_pipeline.config import HiFiGANConfig
+    from tts_pipeline.models.hifigan import Generator
+
+    cfg = HiFiGANConfig(
+        resblock="2",
+        upsample_rates=[8, 8, 4],
+        upsample_kernel_sizes=[8, 8, 4],
+        upsample_initial_channel=32,
+        resblock_kernel_sizes=[3],
+        resblock_dilation_sizes=[[1, 2]],
+        upsampling="interpolate",
+        source="harmonic",
+        source_harmonics=8,
+    )
+    torch.manual_seed(0)
+    generator = Generator(cfg, 80, 22050)
+    generator.remove_weight_norm()
+    with torch.no_grad():
+        generator.pitch_head.layers[-1].bias[0] = 5.0  # every frame voiced
+    graph = export_graph(vocoder_kind("hifigan"), generator.eval())
+    path = tmp_path / ("hifigan.onnx" if fmt == "onnx" else "hifigan.ts")
+    (write_onnx if fmt == "onnx" else write_torchscript)(graph, path)
+    runner = OnnxModel(path, threads=1) if fmt == "onnx" else TorchScriptModel(path)
+    mel = torch.randn(2, 80, 300, generator=torch.Generator().manual_seed(1)) - 5.0
+    for batch in (mel[:1, :, :20], mel):  # 300 frames: longer than the noise table
+        with torch.inference_mode():
+            want = generator(batch).numpy()
+            assert (generator.pitch_head.f0_of(generator.pitch_head(batch)) > 0).all()
+        (audio,) = runner(batch.numpy())
+        assert audio.shape == want.shape
+        assert snr_db(want, audio) >= 60.0

@@ -210,3 +210,43 @@ def test_fine_tuning_mels_of_the_wrong_shape_are_reported_together(tmp_path: Pat
     assert "long-a" in message and "(80, 10)" in message and "(80, 99)" in message
     assert "long-b" in message and "(64, 64)" in message
     assert "short" in message and "missing" in message and str(mels / "short.npy") in message
+
+
+# --------------------------------------------------------------------------------------------------
+# pitch features (hifigan.source: harmonic)
+# --------------------------------------------------------------------------------------------------
+
+
+def write_pitch(folder: Path, records: list[ManifestRecord]) -> Path:
+    """Pitch tracks whose frame i says ``100 + i`` Hz, so that a crop reveals the frames it took."""
+    pitch = folder / "pitch"
+    pitch.mkdir()
+    for record in records:
+        np.save(pitch / f"{record.id}.npy", 100 + np.arange(record.n_samples // HOP + 1, dtype=np.float32))
+    return pitch
+
+
+def test_items_carry_the_pitch_of_their_own_frames(tmp_path: Path, clips: list[ManifestRecord]) -> None:
+    pitch = write_pitch(tmp_path, clips)
+    frames = SEGMENT // HOP
+    base = AudioSegments(clips, AUDIO, SEGMENT, fixed_segments_seed=3, pitch_dir=pitch)
+    for index in range(2):  # the long clips: a crop from inside
+        item = base[index]
+        start = offset_of(item["audio"].numpy(), load_wav(clips[index].wav, AUDIO.sampling_rate))
+        assert item["f0"].shape == (frames,)
+        assert item["f0"].tolist() == [100.0 + round(start / HOP) + j for j in range(frames)]
+    short = base[2]["f0"].numpy()  # past the clip's end the frames are unvoiced
+    assert short[0] == 100.0 and short[-1] == 0.0
+
+    tuned = MelAudioSegments(clips, AUDIO, SEGMENT, write_mels(tmp_path, clips), fixed_segments_seed=3, pitch_dir=pitch)
+    item = tuned[0]
+    start = offset_of(item["audio"].numpy(), load_wav(clips[0].wav, AUDIO.sampling_rate))
+    assert item["f0"].tolist() == [100.0 + start // HOP + j for j in range(frames)]
+    assert "f0" not in AudioSegments(clips, AUDIO, SEGMENT)[0]
+
+
+def test_a_missing_pitch_file_names_the_utterance(tmp_path: Path, clips: list[ManifestRecord]) -> None:
+    pitch = write_pitch(tmp_path, clips)
+    (pitch / "long-b.npy").unlink()
+    with pytest.raises(UserError, match="long-b"):
+        AudioSegments(clips, AUDIO, SEGMENT, pitch_dir=pitch)[1]

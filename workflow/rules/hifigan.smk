@@ -9,6 +9,7 @@ rule train_hifigan:
         train=paths.manifest("train"),
         val=paths.manifest("val"),
         **pipeline.warm_start("hifigan"),
+        **pipeline.vocoder_pitch(),
     output:
         model=paths.hifigan_model,
         metrics=paths.hifigan_metrics,
@@ -19,6 +20,7 @@ rule train_hifigan:
         manifest_dir=pipeline.input_folder("train"),
         work_dir=paths.work("train_hifigan"),
         warm_start=pipeline.optional_input_option("--warm-start", "init_from"),
+        pitch=pipeline.optional_input_option("--pitch-features", "pitch_features"),
     resources:
         gpu=pipeline.gpus("train_hifigan"),
         **pipeline.job_resources("train_hifigan"),
@@ -35,7 +37,7 @@ rule train_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --state {output.state:q} {params.warm_start:q} 2> {log:q}"
+        " --state {output.state:q} {params.warm_start:q} {params.pitch:q} 2> {log:q}"
 
 
 rule finetune_hifigan:
@@ -46,6 +48,7 @@ rule finetune_hifigan:
         val=paths.manifest("val"),
         **pipeline.hifigan_init(),
         mels=paths.fastpitch_mels_index,
+        **pipeline.vocoder_pitch(),
     output:
         model=paths.hifigan_finetuned_model,
         metrics=paths.hifigan_finetuned_metrics,
@@ -56,6 +59,7 @@ rule finetune_hifigan:
         work_dir=paths.work("finetune_hifigan"),
         fastpitch_mels_dir=pipeline.input_folder("mels"),
         init_discriminators=pipeline.optional_input_option("--init-discriminators", "discriminators"),
+        pitch=pipeline.optional_input_option("--pitch-features", "pitch_features"),
     resources:
         gpu=pipeline.gpus("finetune_hifigan"),
         **pipeline.job_resources("finetune_hifigan"),
@@ -72,4 +76,5 @@ rule finetune_hifigan:
         "OMP_NUM_THREADS={threads} tts-pipeline lease-gpus --count {resources.gpu} --stage --"
         " train-hifigan --section {params.section:q} --manifest-dir {params.manifest_dir:q}"
         " --work-dir {params.work_dir:q} --model {output.model:q} --metrics {output.metrics:q}"
-        " --init-from {input.init:q} {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q} 2> {log:q}"
+        " --init-from {input.init:q} {params.init_discriminators:q} --mels-dir {params.fastpitch_mels_dir:q}"
+        " {params.pitch:q} 2> {log:q}"

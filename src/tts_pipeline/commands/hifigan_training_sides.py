@@ -49,7 +49,9 @@ class OurTraining:
     ) -> OurTraining:
         """Fresh models (seeded by ``cfg.seed``), optimisers and mel functions, as :mod:`training.hifigan.loop`
         (``fused_adamw``: see :func:`build_state`)."""
-        state = build_state(cfg, audio.n_mel_channels, precision, fused_adamw=fused_adamw)
+        state = build_state(
+            cfg, audio.n_mel_channels, precision, fused_adamw=fused_adamw, sampling_rate=audio.sampling_rate
+        )
         runtime = Runtime(
             context=DistributedContext(device=precision.device),
             precision=precision,

@@ -92,14 +92,27 @@ class HiFiGANConfig(
     upsample_rates: list[int] = Field([8, 8, 2, 2], min_length=1, description="Product must equal hop_length.")
     upsample_kernel_sizes: list[int] = Field([16, 16, 4, 4], min_length=1)
     upsample_initial_channel: int = Field(512, ge=2)
-    upsampling: Literal["transposed", "balanced"] = Field(
+    upsampling: Literal["transposed", "balanced", "interpolate"] = Field(
         "transposed",
         description="'transposed': jik876's and NVIDIA's upsampling (free transposed-conv kernels). 'balanced': "
         "the same layers with each kernel's phases (taps modulo the rate) held to equal sums, so that a constant "
         "input gives a constant output: no tone at sampling_rate / rate and its harmonics (the checkerboard of "
         "a strided transposed conv) in the pauses. Same shapes and files; folded into plain kernels for "
-        "inference and export. On the demo's 1,080 steps it kept the pauses silent but lost words (copy "
-        "synthesis 69 % of the held-out sentences against 90 %; README, 'Where the tone comes from').",
+        "inference and export. 'interpolate': linear interpolation by the rate, then a convolution one tap "
+        "longer than the kernel size: no pattern that repeats once per frame, so the voice's periodicity must "
+        "come from `source` (without one a briefly trained generator makes no voiced sound at all).",
+    )
+    source: Literal["none", "harmonic"] = Field(
+        "none",
+        description="'none': the generator makes its periodicity itself (jik876's and NVIDIA's). 'harmonic': "
+        "a neural source-filter excitation, `source_harmonics` sines at the F0 the mel carries (read by a "
+        "small pitch head trained on the pitch features), added at every upsampling stage. The cure for a "
+        "briefly trained vocoder that voices every pitch at the frame rate (sampling_rate / hop_length): "
+        "with `upsampling: interpolate` the demo's vocoder follows the recording's pitch (README, 'The "
+        "demo vocoder's hum'). Training reads the pitch features, so train_hifigan runs after `features`.",
+    )
+    source_harmonics: int = Field(
+        32, ge=1, le=256, description="Sines in the harmonic excitation (those above Nyquist are silent)."
     )
     resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
     resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)

@@ -17,7 +17,12 @@ from torch import nn
 
 from tts_pipeline.config import AudioConfig
 from tts_pipeline.inference.seams import PLAIN_FP32, CpuPath, LoadedVocoder
-from tts_pipeline.models.hifigan.cpu_inference import FusedCpuGenerator, fused_cpu_kernels_available, prepare_generator
+from tts_pipeline.models.hifigan.cpu_inference import (
+    FusedCpuGenerator,
+    can_fuse,
+    fused_cpu_kernels_available,
+    prepare_generator,
+)
 from tts_pipeline.models.hifigan.generator import Generator
 from tts_pipeline.models.hifigan.model_file import load_generator
 from tts_pipeline.precision import Precision
@@ -35,8 +40,12 @@ def prepare(model: nn.Module, precision: Precision) -> nn.Module:
     return prepare_generator(model, precision)  # type: ignore[arg-type]
 
 
-def fused_copy(model: Generator, precision: Precision) -> FusedCpuGenerator:
-    """The fused CPU copy of ``model`` with its body in ``precision``'s dtype (float32 or bf16)."""
+def fused_copy(model: Generator, precision: Precision) -> nn.Module:
+    """The fused CPU copy of ``model`` with its body in ``precision``'s dtype (float32 or bf16). A generator
+    the fusion does not cover (a harmonic source, interpolating upsampling) runs as it is, under the
+    path's autocast."""
+    if not can_fuse(model):
+        return model
     return FusedCpuGenerator(model, precision.dtype).eval()
 
 

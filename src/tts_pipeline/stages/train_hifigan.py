@@ -70,6 +70,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state", type=Path, default=None, help="also write the final checkpoint here (what fine-tuning starts from)"
     )
+    parser.add_argument(
+        "--pitch-features",
+        type=Path,
+        default=None,
+        help="hifigan.source harmonic: the features index; the pitch head and excitation train on its pitch/",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -98,10 +104,12 @@ def run(args: argparse.Namespace) -> None:
         warm_from = Path(cfg.init_from)  # fine-tuning continues a base run, which made any warm start its own
     warm_digest = file_digest(warm_from, "hifigan.init_from") if warm_from is not None else None
 
+    pitch_dir = _pitch_dir(args.pitch_features, cfg)
+
     def segments(records: list[ManifestRecord], **options: Any) -> Any:
         if args.mels_dir is not None:
-            return MelAudioSegments(records, audio, cfg.segment_size, args.mels_dir, **options)
-        return AudioSegments(records, audio, cfg.segment_size, **options)
+            return MelAudioSegments(records, audio, cfg.segment_size, args.mels_dir, pitch_dir=pitch_dir, **options)
+        return AudioSegments(records, audio, cfg.segment_size, pitch_dir=pitch_dir, **options)
 
     def datasets(train: list[ManifestRecord], val: list[ManifestRecord]) -> tuple[Any, Any]:
         train_set = segments(train)
@@ -163,6 +171,24 @@ def run(args: argparse.Namespace) -> None:
             summary_loss="val_loss_mel",
         ),
     )
+
+
+def _pitch_dir(features_index: Path | None, cfg: HiFiGANConfig) -> Path | None:
+    """The pitch folder beside ``features_index``; UserError when a harmonic source has none (or a
+    generator without a source is given one)."""
+    from tts_pipeline.data.feature_layout import PITCH, FeatureLayout
+    from tts_pipeline.errors import UserError
+
+    if cfg.source == "none":
+        if features_index is not None:
+            raise UserError("--pitch-features: only a generator with hifigan.source: harmonic reads pitch")
+        return None
+    if features_index is None:
+        raise UserError("hifigan.source: harmonic trains on the pitch features: pass --pitch-features <features index>")
+    folder = FeatureLayout(features_index.parent).folder(PITCH)
+    if not folder.is_dir():
+        raise UserError(f"--pitch-features: no pitch folder {folder} beside {features_index}")
+    return folder
 
 
 def _tags(args: argparse.Namespace, warm_digest: str | None) -> dict[str, str]:

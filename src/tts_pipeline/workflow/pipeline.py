@@ -175,6 +175,13 @@ class Pipeline:
             inputs["discriminators"] = self.config.hifigan.discriminator_checkpoint
         return inputs
 
+    def vocoder_pitch(self) -> dict[str, str]:
+        """The pitch features a HiFi-GAN with ``source: harmonic`` trains its pitch head and excitation on:
+        ``{"pitch_features": <features index>}`` (passed as ``--pitch-features``), else ``{}``."""
+        if self.config.hifigan.source == "none":
+            return {}
+        return {"pitch_features": self.paths.features_index}
+
     def durations_inputs(self) -> dict[str, str]:
         """The durations stage needs the trained aligner (or Tacotron 2) only when durations come from it."""
         inputs = {"features": self.paths.features_index, "corpus": self.paths.corpus_record}

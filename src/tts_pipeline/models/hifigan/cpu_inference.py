@@ -177,14 +177,21 @@ class FusedCpuGenerator(nn.Module):
             return self.conv_post(x, "tanh").squeeze(2)
 
 
+def can_fuse(generator: nn.Module) -> bool:
+    """Whether :class:`FusedCpuGenerator` covers ``generator``'s layers: jik876's transposed convolutions,
+    without a harmonic source."""
+    return isinstance(generator, Generator) and not generator.has_source and generator.upsampling != "interpolate"
+
+
 def prepare_generator(generator: Generator, precision: Precision) -> nn.Module:
     """The module that runs ``generator`` for inference at ``precision``.
 
     CPU bf16 (where oneDNN's fused kernels exist) gets a :class:`FusedCpuGenerator`; everything else
     (float32, CUDA) gets ``generator`` itself, so those paths compute exactly what they did. The
-    prepared module is a snapshot: later changes to ``generator``'s weights do not reach it.
+    prepared module is a snapshot: later changes to ``generator``'s weights do not reach it. A generator
+    with a harmonic source or interpolating upsampling runs as it is (the fusion covers jik876's layers).
     """
     fused = precision.device.type == "cpu" and precision.amp == "bf16" and fused_cpu_kernels_available()
-    if fused and isinstance(generator, Generator):
+    if fused and can_fuse(generator):
         return FusedCpuGenerator(generator, torch.bfloat16).eval()
     return generator

@@ -61,6 +61,7 @@ class _Segments(Dataset[dict[str, Any]]):
         *,
         fixed_segments_seed: int | None = None,
         repeats: int = 1,
+        pitch_dir: str | Path | None = None,
     ) -> None:
         if not records:
             raise UserError("HiFi-GAN dataset: no utterances (is the manifest empty?)")
@@ -72,6 +73,7 @@ class _Segments(Dataset[dict[str, Any]]):
         self.segment_size = int(segment_size)
         self.fixed_segments_seed = fixed_segments_seed
         self.repeats = int(repeats)
+        self.pitch_dir = Path(pitch_dir) if pitch_dir is not None else None
         self.epoch = 0
         self._rng: np.random.Generator | None = None
         self._rng_key: tuple[int, int] | None = None
@@ -110,6 +112,24 @@ class _Segments(Dataset[dict[str, Any]]):
             )
         return samples
 
+    def _pitch(self, record: ManifestRecord, start_frame: int) -> dict[str, torch.Tensor]:
+        """``{"f0": (segment_size // hop,) float32}``, the pitch features (Hz, 0 = unvoiced) of the crop's
+        frames from ``start_frame`` (0 past the clip's end), or ``{}`` without a ``pitch_dir``."""
+        if self.pitch_dir is None:
+            return {}
+        path = self.pitch_dir / f"{record.id}.npy"
+        frames = self.segment_size // self.audio.hop_length
+        try:
+            track = np.load(path, mmap_mode="r")
+        except (OSError, ValueError) as error:
+            raise UserError(f"utterance {record.id}: pitch features {path} do not load ({error})") from error
+        if track.ndim != 1:
+            raise UserError(f"utterance {record.id}: {path} has shape {track.shape}, expected (n_frames,) F0 in Hz")
+        crop = np.zeros(frames, dtype=np.float32)
+        piece = np.asarray(track[start_frame : start_frame + frames], dtype=np.float32)
+        crop[: piece.size] = piece
+        return {"f0": torch.from_numpy(crop)}
+
 
 def _fit(samples: np.ndarray, length: int) -> np.ndarray:
     """``samples`` cut or zero-padded at the end to exactly ``length``."""
@@ -127,6 +147,8 @@ class AudioSegments(_Segments):
         segment_size: Samples per item (a multiple of the hop).
         fixed_segments_seed: Seed of fixed per-item crops (validation); None = fresh crops (training).
         repeats: How many times the records are listed.
+        pitch_dir: Folder of the pitch features ``<id>.npy`` (``hifigan.source: harmonic``): items then
+            hold ``"f0"`` too, ``(segment_size // hop,)`` Hz of the crop's frames.
 
     Items: ``{"id": str, "audio": float32 (segment_size,)}``; the start sample is uniform in
     ``[0, N - segment_size)`` (0 when the clip is not longer than a segment).
@@ -139,7 +161,9 @@ class AudioSegments(_Segments):
         if samples.size > self.segment_size:
             start = int(self._rng_for(index).integers(0, samples.size - self.segment_size))
         segment = _fit(samples[start : start + self.segment_size], self.segment_size)
-        return {"id": record.id, "audio": torch.from_numpy(np.ascontiguousarray(segment, dtype=np.float32))}
+        # the crop's mel frame j is centred on sample start + j * hop: the nearest feature frame's pitch
+        pitch = self._pitch(record, round(start / self.audio.hop_length))
+        return {"id": record.id, "audio": torch.from_numpy(np.ascontiguousarray(segment, dtype=np.float32)), **pitch}
 
 
 class MelAudioSegments(_Segments):
@@ -152,6 +176,7 @@ class MelAudioSegments(_Segments):
         mels_dir: Folder of ``<id>.npy`` float32 ``(n_mels, T)``, ``T = n_samples // hop``.
         fixed_segments_seed: Seed of fixed per-item crops (validation); None = fresh crops (training).
         repeats: How many times the records are listed.
+        pitch_dir: As for :class:`AudioSegments` (``"f0"`` of the crop's frames).
 
     Every mel file's shape is checked when the dataset is built (header only), and all mismatches
     are reported together in one :class:`UserError`.
@@ -169,8 +194,16 @@ class MelAudioSegments(_Segments):
         *,
         fixed_segments_seed: int | None = None,
         repeats: int = 1,
+        pitch_dir: str | Path | None = None,
     ) -> None:
-        super().__init__(records, audio, segment_size, fixed_segments_seed=fixed_segments_seed, repeats=repeats)
+        super().__init__(
+            records,
+            audio,
+            segment_size,
+            fixed_segments_seed=fixed_segments_seed,
+            repeats=repeats,
+            pitch_dir=pitch_dir,
+        )
         self.mels_dir = Path(mels_dir)
         self.frames = self.segment_size // audio.hop_length
         problems = [problem for record in self.records if (problem := self._check_mel(record))]
@@ -214,4 +247,5 @@ class MelAudioSegments(_Segments):
             "id": record.id,
             "audio": torch.from_numpy(np.ascontiguousarray(segment, dtype=np.float32)),
             "mel": torch.from_numpy(np.ascontiguousarray(mel_crop)),
+            **self._pitch(record, start),
         }

@@ -25,6 +25,7 @@ from torch.nn.utils import parametrize
 from torch.nn.utils.parametrizations import weight_norm
 
 from tts_pipeline.config import HiFiGANConfig
+from tts_pipeline.models.hifigan.source import HarmonicSource, PitchHead, SourceInjection
 
 # The hidden activations' slope; the last activation before conv_post uses torch's default (0.01),
 # as the reference does.
@@ -41,6 +42,8 @@ GENERATOR_FIELDS = (
     "upsampling",
     "resblock_kernel_sizes",
     "resblock_dilation_sizes",
+    "source",
+    "source_harmonics",
 )
 
 
@@ -78,6 +81,26 @@ class BalancedPhases(nn.Module):
         sums = kernel @ one_hot  # (C_in, C_out, r)
         excess = sums - sums.mean(dim=-1, keepdim=True)
         return kernel - (excess / per_phase) @ one_hot.T
+
+
+class InterpolatingUpsample(nn.Module):
+    """Linear interpolation by ``rate``, then a convolution (``upsampling: interpolate``):
+    ``(B, C_in, L) -> (B, C_out, L * rate)``.
+
+    A strided transposed conv computes each output sample from one phase of its kernel, so features
+    that change once per input frame come out with a pattern that repeats every frame: at the first
+    stage that is a comb at the mel's frame rate, which a briefly trained generator voices speech with.
+    Interpolated features carry no such pattern; the periodicity then has to come from the excitation
+    (``source: harmonic``).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, rate: int, kernel_size: int) -> None:
+        super().__init__()
+        self.rate = rate
+        self.conv = nn.Conv1d(in_channels, out_channels, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(F.interpolate(x, scale_factor=float(self.rate), mode="linear"))
 
 
 def _same_padding(kernel_size: int, dilation: int = 1) -> int:
@@ -153,9 +176,11 @@ class Generator(nn.Module):
     Args:
         cfg: The ``hifigan`` section; only the fields in :data:`GENERATOR_FIELDS` are read.
         n_mels: Mel channels of the input.
+        sampling_rate: The audio's rate; needed (and recorded in :meth:`model_config`) only with
+            ``source: harmonic``, whose sines advance by F0 / sampling_rate per sample.
     """
 
-    def __init__(self, cfg: HiFiGANConfig, n_mels: int) -> None:
+    def __init__(self, cfg: HiFiGANConfig, n_mels: int, sampling_rate: int | None = None) -> None:
         super().__init__()
         rates, kernels = list(cfg.upsample_rates), list(cfg.upsample_kernel_sizes)
         for rate, kernel in zip(rates, kernels, strict=True):
@@ -171,6 +196,18 @@ class Generator(nn.Module):
         self.hop_length = 1
         for rate in rates:
             self.hop_length *= rate
+        self.upsampling = cfg.upsampling
+        self.has_source = cfg.source == "harmonic"
+        if not self.has_source:
+            # a generator without a source records what jik876's, NVIDIA's and older files of ours record
+            del self._config["source"], self._config["source_harmonics"]
+        else:
+            if sampling_rate is None:
+                raise ValueError("hifigan.source: harmonic needs the audio's sampling_rate")
+            self._config["sampling_rate"] = int(sampling_rate)
+            self.pitch_head = PitchHead(n_mels)
+            self.source = HarmonicSource(self.hop_length, int(sampling_rate), cfg.source_harmonics)
+            self.source_injection = SourceInjection(self.hop_length, rates, cfg.upsample_initial_channel)
 
         channels = cfg.upsample_initial_channel
         block_class = ResBlock1 if cfg.resblock == "1" else ResBlock2
@@ -179,8 +216,13 @@ class Generator(nn.Module):
         self.ups = nn.ModuleList()
         self.resblocks = nn.ModuleList()
         for rate, kernel in zip(rates, kernels, strict=True):
-            up = nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
-            up = weight_norm(_normal_init(up))
+            if cfg.upsampling == "interpolate":
+                # an odd kernel one tap longer than the transposed conv's, centred
+                up = InterpolatingUpsample(channels, channels // 2, rate, kernel + 1)
+                up.conv = weight_norm(_normal_init(up.conv))
+            else:
+                up = nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
+                up = weight_norm(_normal_init(up))
             if cfg.upsampling == "balanced":
                 parametrize.register_parametrization(up, "weight", BalancedPhases(rate))
             self.ups.append(up)
@@ -193,11 +235,29 @@ class Generator(nn.Module):
             )
         self.conv_post = weight_norm(_normal_init(nn.Conv1d(channels, 1, 7, padding=3)))
 
-    def forward(self, mel: torch.Tensor) -> torch.Tensor:
-        """``(B, n_mels, T)`` log-mel -> ``(B, 1, T * prod(upsample_rates))`` waveform in (-1, 1)."""
+    def forward(
+        self, mel: torch.Tensor, f0: torch.Tensor | None = None, with_pitch: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``(B, n_mels, T)`` log-mel -> ``(B, 1, T * prod(upsample_rates))`` waveform in (-1, 1).
+
+        With ``source: harmonic`` the excitation's F0 is ``f0`` ``(B, T)`` (Hz, 0 = unvoiced; training
+        passes the pitch features) or, when None, the pitch head's reading of the mel (inference);
+        ``with_pitch`` also returns the head's ``(B, 2, T)`` output (for its loss). Without a source
+        ``f0`` must be None.
+        """
+        excitation, prediction = None, None
+        if self.has_source:
+            prediction = self.pitch_head(mel)
+            if f0 is None:
+                f0 = self.pitch_head.f0_of(prediction.detach())
+            excitation = self.source(f0.to(mel.dtype))
+        elif f0 is not None or with_pitch:
+            raise ValueError("Generator: f0 and with_pitch need hifigan.source: harmonic")
         x = self.conv_pre(mel)
-        for up, blocks in zip(self.ups, self.resblocks, strict=True):
+        for stage, (up, blocks) in enumerate(zip(self.ups, self.resblocks, strict=True)):
             x = up(F.leaky_relu(x, LRELU_SLOPE))
+            if excitation is not None:
+                x = x + self.source_injection(excitation, stage).to(x.dtype)
             # The blocks see the same input and their outputs are averaged (multi-receptive-field fusion).
             total = blocks[0](x)
             for block in blocks[1:]:
@@ -209,15 +269,19 @@ class Generator(nn.Module):
         # float32 costs next to nothing here.
         dtype = next(self.conv_post.parameters()).dtype
         with torch.autocast(device_type=x.device.type, enabled=False):
-            x = self.conv_post(F.leaky_relu(x.to(dtype), FINAL_LRELU_SLOPE))
-            return torch.tanh(x)
+            audio = torch.tanh(self.conv_post(F.leaky_relu(x.to(dtype), FINAL_LRELU_SLOPE)))
+        if with_pitch:
+            assert prediction is not None
+            return audio, prediction
+        return audio
 
     def remove_weight_norm(self) -> None:
-        """Fold every weight norm (and :class:`BalancedPhases`) into a plain ``.weight`` (for inference; the
-        output is unchanged)."""
+        """Fold every weight norm (and :class:`BalancedPhases`, and the pitch head's rate scaling) into plain
+        ``.weight`` and ``.bias`` tensors (for inference; the output is unchanged)."""
         for module in self.modules():
-            if parametrize.is_parametrized(module, "weight"):
-                parametrize.remove_parametrizations(module, "weight", leave_parametrized=True)
+            for name in ("weight", "bias"):
+                if parametrize.is_parametrized(module, name):
+                    parametrize.remove_parametrizations(module, name, leave_parametrized=True)
 
     @property
     def has_weight_norm(self) -> bool:
@@ -235,10 +299,11 @@ class Generator(nn.Module):
         if "n_mels" not in fields:
             raise ValueError("generator config: missing 'n_mels'")
         n_mels = int(fields.pop("n_mels"))
+        sampling_rate = fields.pop("sampling_rate", None)
         unknown = sorted(set(fields) - set(GENERATOR_FIELDS))
         if unknown:
             raise ValueError(f"generator config: unknown keys {unknown}; expected {list(GENERATOR_FIELDS)} and n_mels")
-        return cls(HiFiGANConfig(**fields), n_mels)
+        return cls(HiFiGANConfig(**fields), n_mels, sampling_rate)
 
 
 def _plain(value: Any) -> Any:

@@ -93,7 +93,7 @@ class _Loop(VocoderLoop):
         context = self.context
         self.hifigan = cfg
         self.init, self.warm_start, self.sample_clips = init, warm_start, sample_clips
-        self.state = build_state(cfg, audio_cfg.n_mel_channels, self.precision)
+        self.state = build_state(cfg, audio_cfg.n_mel_channels, self.precision, sampling_rate=audio_cfg.sampling_rate)
         # Wrapping before a checkpoint or fine-tuning weights are loaded is fine: every rank loads
         # the same file into the wrapped modules.
         self.runtime = Runtime(

@@ -51,10 +51,13 @@ def resume_hash(
     return config_hash(payload)
 
 
-def build_models(cfg: HiFiGANConfig, n_mels: int, device: torch.device) -> tuple[Generator, Discriminators]:
-    """Fresh generator and discriminators, initialised from ``cfg.seed`` (the same on every rank)."""
+def build_models(
+    cfg: HiFiGANConfig, n_mels: int, device: torch.device, sampling_rate: int | None = None
+) -> tuple[Generator, Discriminators]:
+    """Fresh generator and discriminators, initialised from ``cfg.seed`` (the same on every rank);
+    ``sampling_rate`` is needed with ``source: harmonic``."""
     torch.manual_seed(cfg.seed)
-    generator = Generator(cfg, n_mels).to(device)
+    generator = Generator(cfg, n_mels, sampling_rate).to(device)
     discriminators = Discriminators(
         MultiPeriodDiscriminator(cfg.mpd_periods, cfg.discriminator_channels_scale),
         MultiScaleDiscriminator(cfg.discriminator_channels_scale),
@@ -115,13 +118,20 @@ class HiFiGANState(TrainingState):
         self.restore_counters(checkpoint, restore_rng=restore_rng)
 
 
-def build_state(cfg: HiFiGANConfig, n_mels: int, precision: Precision, *, fused_adamw: bool = False) -> HiFiGANState:
+def build_state(
+    cfg: HiFiGANConfig,
+    n_mels: int,
+    precision: Precision,
+    *,
+    fused_adamw: bool = False,
+    sampling_rate: int | None = None,
+) -> HiFiGANState:
     """Fresh models, one AdamW for G and one for MPD + MSD together, two gradient scalers, schedulers.
 
     ``fused_adamw`` builds both AdamW with ``fused=True`` (one kernel per step over all parameters,
     on CUDA and on the CPU); off, torch picks its default (the multi-tensor ``foreach`` loop on CUDA).
     """
-    generator, discriminators = build_models(cfg, n_mels, precision.device)
+    generator, discriminators = build_models(cfg, n_mels, precision.device, sampling_rate)
     options = {"lr": cfg.learning_rate, "betas": tuple(cfg.adam_betas), "weight_decay": cfg.weight_decay}
     if fused_adamw:
         options["fused"] = True

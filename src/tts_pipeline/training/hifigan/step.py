@@ -20,11 +20,12 @@ from tts_pipeline.models.hifigan import (
     multi_resolution_stft_loss,
     split_output,
 )
+from tts_pipeline.models.hifigan.source import pitch_head_loss
 from tts_pipeline.precision import Precision
 from tts_pipeline.training.distributed import DistributedContext, no_sync
 from tts_pipeline.training.hifigan.state import HiFiGANState
 
-LOSS_NAMES = ("loss_discrim", "loss_gen", "loss_mel", "loss_adv", "loss_fm", "loss_stft")
+LOSS_NAMES = ("loss_discrim", "loss_gen", "loss_mel", "loss_adv", "loss_fm", "loss_stft", "loss_pitch")
 
 
 @dataclass
@@ -35,11 +36,13 @@ class MicroBatch:
         audio: ``(B, segment_size)`` real audio.
         mel: ``(B, n_mels, segment_size / hop)`` generator input.
         loss_mel: ``(B, n_mels, segment_size / hop)`` loss mel of the real audio (fp32).
+        f0: ``(B, segment_size / hop)`` pitch features in Hz (``source: harmonic``), else None.
     """
 
     audio: torch.Tensor
     mel: torch.Tensor
     loss_mel: torch.Tensor
+    f0: torch.Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -66,7 +69,21 @@ class Runtime:
         with torch.no_grad():
             mel = batch["mel"].to(device, non_blocking=True).float() if "mel" in batch else self.input_mel(audio)
             loss_mel = self.loss_mel(audio)
-        return MicroBatch(audio=audio, mel=mel, loss_mel=loss_mel)
+        f0 = batch["f0"].to(device, non_blocking=True).float() if "f0" in batch else None
+        return MicroBatch(audio=audio, mel=mel, loss_mel=loss_mel, f0=f0)
+
+
+def generate(generator: nn.Module, batch: MicroBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The generator's ``(B, 1, N)`` audio for ``batch`` and its pitch head's loss (0 without a source).
+
+    With pitch features the excitation runs at their F0 (teacher forcing) and the head learns to read
+    the same F0 from the mel, which is what inference then uses.
+    """
+    if batch.f0 is None:
+        fake = generator(batch.mel)
+        return fake, fake.new_zeros((), dtype=torch.float)
+    fake, prediction = generator(batch.mel, batch.f0, with_pitch=True)
+    return fake, pitch_head_loss(prediction, batch.f0)
 
 
 def _set_requires_grad(module: nn.Module, flag: bool) -> None:
@@ -107,24 +124,25 @@ def _discriminator_phase(
     micro_batches: Sequence[MicroBatch],
     sums: torch.Tensor,
     power_iteration: contextlib.ExitStack,
-) -> torch.Tensor:
-    """D's update; returns the generator's output of the last micro-batch, with autograd."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """D's update; returns the generator's output of the last micro-batch and its pitch head loss,
+    with autograd."""
     k = len(micro_batches)
     autocast = runtime.precision.autocast
     g_ddp, d_ddp = runtime.generator, runtime.discriminators
     state.optim_d.zero_grad(set_to_none=True)
-    kept: torch.Tensor | None = None
+    kept: tuple[torch.Tensor, torch.Tensor] | None = None
     for index, batch in enumerate(micro_batches):
         last = index == k - 1
         if last:
             # Kept with autograd for the generator phase. With k > 1 its backward must not all-reduce:
             # the generator phase's final backward (of micro-batch 0) does that for all of them.
             with no_sync(g_ddp, k > 1), autocast():
-                fake = g_ddp(batch.mel)
-            kept = fake
+                kept = generate(g_ddp, batch)
+            fake = kept[0]
         else:
             with torch.no_grad(), autocast():
-                fake = state.generator(batch.mel)
+                fake, _ = generate(state.generator, batch)
         with no_sync(d_ddp, not last), autocast():
             verdict = d_ddp(torch.cat([batch.audio.unsqueeze(1), fake.detach().to(batch.audio.dtype)], dim=0))
             loss_d = torch.zeros((), device=batch.audio.device)
@@ -144,7 +162,11 @@ def _discriminator_phase(
 
 
 def _generator_phase(
-    state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch], sums: torch.Tensor, kept: torch.Tensor
+    state: HiFiGANState,
+    runtime: Runtime,
+    micro_batches: Sequence[MicroBatch],
+    sums: torch.Tensor,
+    kept: tuple[torch.Tensor, torch.Tensor],
 ) -> None:
     """G's update, discriminators frozen, micro-batches in reverse (the last reuses its output)."""
     k = len(micro_batches)
@@ -158,10 +180,10 @@ def _generator_phase(
             final = order == k - 1
             with no_sync(g_ddp, not final):
                 if index == k - 1:
-                    fake = kept
+                    fake, pitch = kept
                 else:
                     with autocast():
-                        fake = g_ddp(batch.mel)
+                        fake, pitch = generate(g_ddp, batch)
                 fake_mel = runtime.loss_mel(fake.squeeze(1).float())
                 with autocast():
                     fake_verdict = discriminators(fake)
@@ -169,13 +191,14 @@ def _generator_phase(
                         real_verdict = discriminators(batch.audio.unsqueeze(1))
                     losses = generator_losses(list(real_verdict), list(fake_verdict), batch.loss_mel, fake_mel)
                 stft = _stft_term(runtime, batch, fake)
-                total = losses.total + runtime.stft_loss_scale * stft
+                total = losses.total + runtime.stft_loss_scale * stft + pitch
                 state.scaler_g.scale(total / k).backward()
             sums[1] += total.detach().double()
             sums[2] += losses.mel.detach().double()
             sums[3] += losses.adversarial.detach().double()
             sums[4] += losses.feature_matching.detach().double()
             sums[5] += stft.detach().double()
+            sums[6] += pitch.detach().double()
     finally:
         _set_requires_grad(discriminators, True)
     state.scaler_g.step(state.optim_g)
@@ -192,8 +215,9 @@ def _stft_term(runtime: Runtime, batch: MicroBatch, fake: torch.Tensor) -> torch
 def _spectral_phase(
     state: HiFiGANState, runtime: Runtime, micro_batches: Sequence[MicroBatch], sums: torch.Tensor
 ) -> None:
-    """G's warm-up update: ``45 x mel L1 + stft_loss_scale x STFT loss`` per micro-batch, no discriminator
-    call at all (so a warm-up step costs the generator's forward and backward only)."""
+    """G's warm-up update: ``45 x mel L1 + stft_loss_scale x STFT loss`` (+ the pitch head's loss) per
+    micro-batch, no discriminator call at all (so a warm-up step costs the generator's forward and
+    backward only)."""
     k = len(micro_batches)
     autocast = runtime.precision.autocast
     g_ddp = runtime.generator
@@ -201,14 +225,15 @@ def _spectral_phase(
     for index, batch in enumerate(micro_batches):
         with no_sync(g_ddp, index < k - 1):
             with autocast():
-                fake = g_ddp(batch.mel)
+                fake, pitch = generate(g_ddp, batch)
             mel = mel_loss(batch.loss_mel, runtime.loss_mel(fake.squeeze(1).float()))
             stft = _stft_term(runtime, batch, fake)
-            total = mel + runtime.stft_loss_scale * stft
+            total = mel + runtime.stft_loss_scale * stft + pitch
             state.scaler_g.scale(total / k).backward()
         sums[1] += total.detach().double()
         sums[2] += mel.detach().double()
         sums[5] += stft.detach().double()
+        sums[6] += pitch.detach().double()
     state.scaler_g.step(state.optim_g)
     state.scaler_g.update()
 

@@ -1,0 +1,174 @@
+"""The harmonic source of the HiFi-GAN generator (``hifigan.source: harmonic``) and the interpolating
+upsampling: the excitation's pitch is the F0 it is given, unvoiced frames carry noise only, inference
+is deterministic, the pitch head's loss falls when it reads the right pitch, and interpolated features
+have no once-per-frame pattern where a transposed conv has one."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from tts_pipeline.audio import MelSpectrogram
+from tts_pipeline.benchmark.pitch_fidelity import track_pitch
+from tts_pipeline.config import AudioConfig, HiFiGANConfig
+from tts_pipeline.models.hifigan import Generator
+from tts_pipeline.models.hifigan.generator import InterpolatingUpsample
+from tts_pipeline.models.hifigan.source import (
+    BIN_CENTS,
+    F0_MIN_HZ,
+    N_BINS,
+    HarmonicSource,
+    PitchHead,
+    pitch_head_loss,
+)
+
+SR, HOP = 22050, 256
+SMALL = {
+    "resblock": "2",
+    "upsample_rates": [8, 8, 4],
+    "upsample_kernel_sizes": [16, 16, 8],
+    "upsample_initial_channel": 32,
+    "resblock_kernel_sizes": [3],
+    "resblock_dilation_sizes": [[1, 2]],
+}
+
+
+def summed_source(n_harmonics: int = 8) -> HarmonicSource:
+    """A source whose mixing conv adds its harmonics with equal weights (a band-limited pulse train)."""
+    source = HarmonicSource(HOP, SR, n_harmonics).eval()
+    with torch.no_grad():
+        source.merge.weight.fill_(1.0 / n_harmonics)
+        source.merge.bias.zero_()
+    return source
+
+
+def test_the_excitation_has_the_pitch_it_is_given_and_noise_only_where_unvoiced():
+    frames = 2 * SR // HOP
+    f0 = torch.linspace(110.0, 190.0, frames)[None]
+    f0[:, frames // 2 : frames // 2 + 20] = 0.0  # a pause in the middle
+    with torch.no_grad():
+        excitation = summed_source()(f0)[0, 0].numpy()
+    assert excitation.shape == (frames * HOP,)
+
+    track = track_pitch(excitation.astype(np.float64), SR)
+    expected = np.interp(track.times * SR / HOP, np.arange(frames), f0[0].numpy())
+    voiced = (track.f0 > 0) & (expected > 0)
+    assert voiced.mean() > 0.7
+    cents = 1200 * np.abs(np.log2(track.f0[voiced] / expected[voiced]))
+    assert np.median(cents) < 20
+
+    pause = excitation[(frames // 2 + 2) * HOP : (frames // 2 + 18) * HOP]
+    speech = excitation[: (frames // 2 - 2) * HOP]
+    assert 0 < np.sqrt(np.mean(pause**2)) < 0.5 * np.sqrt(np.mean(speech**2))
+
+
+def test_inference_is_deterministic_and_training_draws_fresh_noise_and_phase():
+    source = summed_source()
+    f0 = torch.full((2, 20), 140.0)
+    with torch.no_grad():
+        first, second = source(f0), source(f0)
+        assert torch.equal(first, second) and torch.equal(first[0], first[1])
+        source.train()
+        assert not torch.equal(source(f0), source(f0))
+
+
+def test_the_phase_stays_continuous_across_frames():
+    """One sine at a steady pitch: no jump at the frame boundaries (the phase accumulates per sample)."""
+    source = HarmonicSource(HOP, SR, 1).eval()
+    with torch.no_grad():
+        source.noise_table.zero_()  # the sine alone
+        source.merge.weight.fill_(10.0)
+        source.merge.bias.zero_()
+        wave = source(torch.full((1, 40), 200.0))[0, 0].numpy()
+    # tanh(sin) at 200 Hz moves at most 2 pi 200 / 22050 = 0.057 per sample; a restarted phase jumps by up to 1.5
+    assert np.abs(np.diff(wave)).max() < 0.06
+
+
+def head_output(f0_hz: list[float], sharpness: float = 8.0) -> torch.Tensor:
+    """A ``(1, 1 + N_BINS, T)`` head output that is sure of ``f0_hz`` (0 = unvoiced)."""
+    centres = math.log2(F0_MIN_HZ) + np.arange(N_BINS) * BIN_CENTS / 1200
+    out = torch.full((1, 1 + N_BINS, len(f0_hz)), -sharpness)
+    for t, hz in enumerate(f0_hz):
+        out[0, 0, t] = sharpness if hz > 0 else -sharpness
+        if hz > 0:
+            out[0, 1:, t] = torch.from_numpy(sharpness * (2 * np.exp(-0.5 * ((centres - math.log2(hz)) * 60) ** 2) - 1))
+    return out
+
+
+def test_the_pitch_head_reads_f0_between_its_bins_and_its_loss_prefers_the_right_pitch():
+    head = PitchHead(80)
+    target = [0.0, 120.0, 243.0, 0.0]
+    prediction = head_output(target)
+    assert head.f0_of(prediction)[0].tolist() == pytest.approx(target, rel=0.005)  # < 9 cents, bins are 20
+
+    f0 = torch.tensor([target])
+    assert pitch_head_loss(prediction, f0) < pitch_head_loss(head_output([0.0, 240.0, 486.0, 0.0]), f0)
+    assert pitch_head_loss(prediction, f0) < pitch_head_loss(head_output([0.0, 0.0, 0.0, 0.0]), f0)
+
+
+def test_the_pitch_head_learns_a_pitch_from_the_mel(one_thread):
+    """Two tones a fifth apart, as the one mel function sees them: a few hundred steps tell them apart
+    within 30 cents (at the generator's learning rate: the head's own parametrisation makes it faster)."""
+    mel_fn = MelSpectrogram(AudioConfig())
+    t = np.arange(SR // 2) / SR
+    mels, f0s = [], []
+    for hz in (110.0, 165.0):
+        tone = sum(0.3 / k * np.sin(2 * np.pi * k * hz * t) for k in range(1, 12))
+        mel = mel_fn(torch.from_numpy(tone.astype(np.float32)))
+        mels.append(mel)
+        f0s.append(torch.full((mel.shape[-1],), hz))
+    mel, f0 = torch.stack(mels), torch.stack(f0s)
+    torch.manual_seed(0)
+    head = PitchHead(80)
+    optimiser = torch.optim.AdamW(head.parameters(), lr=2e-4, betas=(0.8, 0.99))
+    for _ in range(300):
+        optimiser.zero_grad()
+        pitch_head_loss(head(mel), f0).backward()
+        optimiser.step()
+    with torch.no_grad():
+        read = head.f0_of(head(mel))[:, 4:-4]
+    assert (1200 * torch.log2(read / f0[:, 4:-4])).abs().max() < 30
+
+
+def test_interpolated_features_have_no_once_per_frame_pattern():
+    """A constant input: the transposed conv's output repeats every ``rate`` samples, the interpolating
+    upsampler's is constant away from the edges."""
+    torch.manual_seed(0)
+    constant = torch.ones(1, 4, 32)
+    transposed = torch.nn.ConvTranspose1d(4, 4, 16, stride=8, padding=4)
+    interpolating = InterpolatingUpsample(4, 4, 8, 17)
+    with torch.no_grad():
+        tiled = transposed(constant)[..., 32:-32]
+        smooth = interpolating(constant)[..., 32:-32]
+    assert tiled.shape == smooth.shape == (1, 4, 32 * 8 - 64)
+    assert tiled.std(dim=-1).min() > 1e-3
+    assert smooth.std(dim=-1).max() < 1e-5
+
+
+def test_a_source_generator_takes_f0_in_training_and_reads_it_from_the_mel_at_inference():
+    cfg = HiFiGANConfig(**SMALL, upsampling="interpolate", source="harmonic", source_harmonics=4)
+    torch.manual_seed(0)
+    generator = Generator(cfg, 80, SR)
+    mel = torch.randn(2, 80, 6)
+    audio, prediction = generator(mel, torch.full((2, 6), 150.0), with_pitch=True)
+    assert audio.shape == (2, 1, 6 * HOP) and prediction.shape == (2, 1 + N_BINS, 6)
+    generator.eval()
+    with torch.no_grad():
+        assert torch.equal(generator(mel), generator(mel))
+
+    config = generator.model_config()
+    assert config["sampling_rate"] == SR and config["source"] == "harmonic"
+    rebuilt = Generator.from_config(config)
+    rebuilt.load_state_dict(generator.state_dict())
+    with torch.no_grad():
+        assert torch.equal(rebuilt.eval()(mel), generator(mel))
+
+    with pytest.raises(ValueError, match="sampling_rate"):
+        Generator(cfg, 80)
+    plain = Generator(HiFiGANConfig(**SMALL), 80)
+    assert "sampling_rate" not in plain.model_config() and not plain.has_source
+    with pytest.raises(ValueError, match="source: harmonic"):
+        plain(mel, torch.full((2, 6), 150.0))
