@@ -172,3 +172,18 @@ def test_a_source_generator_takes_f0_in_training_and_reads_it_from_the_mel_at_in
     assert "sampling_rate" not in plain.model_config() and not plain.has_source
     with pytest.raises(ValueError, match="source: harmonic"):
         plain(mel, torch.full((2, 6), 150.0))
+
+
+def test_under_bf16_autocast_the_pitch_and_the_excitation_stay_float32():
+    cfg = HiFiGANConfig(**SMALL, upsampling="interpolate", source="harmonic", source_harmonics=4)
+    torch.manual_seed(0)
+    generator = Generator(cfg, 80, SR).eval()
+    seen = []
+    real_forward = generator.source.forward
+    generator.source.forward = lambda f0: seen.append(f0) or real_forward(f0)  # type: ignore[method-assign]
+    mel = torch.randn(1, 80, 12) - 4
+    with torch.no_grad():
+        generator(mel)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            generator(mel)
+    assert seen[1].dtype == torch.float32 and torch.equal(seen[0], seen[1])

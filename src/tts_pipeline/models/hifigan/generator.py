@@ -247,10 +247,13 @@ class Generator(nn.Module):
         """
         excitation, prediction = None, None
         if self.has_source:
-            prediction = self.pitch_head(mel)
-            if f0 is None:
-                f0 = self.pitch_head.f0_of(prediction.detach())
-            excitation = self.source(f0.to(mel.dtype))
+            # In float32 even under autocast: bf16's 8 mantissa bits move the F0 bins and the sines' phase
+            # (the excitation of a bf16 run was 1 dB SNR from float32's).
+            with torch.autocast(device_type=mel.device.type, enabled=False):
+                prediction = self.pitch_head(mel.float())
+                if f0 is None:
+                    f0 = self.pitch_head.f0_of(prediction.detach())
+                excitation = self.source(f0.float())
         elif f0 is not None or with_pitch:
             raise ValueError("Generator: f0 and with_pitch need hifigan.source: harmonic")
         x = self.conv_pre(mel)
