@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from torch.nn.utils import parametrize
 
 from tts_pipeline.config import AudioConfig, FastPitchConfig, HiFiGANConfig
 from tts_pipeline.inference import SynthesisOptions, Synthesizer, TextEncoder
@@ -60,19 +59,26 @@ def tiny_fastpitch(seed: int = 0, n_mels: int = AUDIO.n_mel_channels) -> FastPit
     return model.eval()
 
 
-def tiny_generator(seed: int = 0, n_mels: int = AUDIO.n_mel_channels) -> Generator:
-    """A random HiFi-GAN generator (weight norm kept) whose output is not just ``tanh(bias)``.
+def tiny_generator(seed: int = 0, n_mels: int = AUDIO.n_mel_channels, *, harmonic: bool = False) -> Generator:
+    """A random HiFi-GAN generator (weight norm kept) whose output is not just ``tanh(bias)``; with
+    ``harmonic``, interpolating upsampling and a harmonic source whose pitch head voices every frame.
 
     The recipe's N(0, 0.01) init makes a random generator's output nearly constant; unit-norm filters
     (g = 1, random v) keep the signal's scale through the stack, so the audio depends on the mel.
     """
     torch.manual_seed(seed)
-    generator = Generator(TINY_HIFIGAN, n_mels)
+    cfg = TINY_HIFIGAN
+    if harmonic:
+        cfg = TINY_HIFIGAN.model_copy(update={"upsampling": "interpolate", "source": "harmonic", "source_harmonics": 4})
+    generator = Generator(cfg, n_mels, AUDIO.sampling_rate if harmonic else None)
     with torch.no_grad():
         for module in generator.modules():
-            if parametrize.is_parametrized(module, "weight"):
-                module.parametrizations.weight.original0.fill_(1.0)
-                module.parametrizations.weight.original1.normal_()
+            weight = getattr(getattr(module, "parametrizations", None), "weight", None)
+            if weight is not None and hasattr(weight, "original0"):  # weight norm (not the head's scaling)
+                weight.original0.fill_(1.0)
+                weight.original1.normal_()
+        if harmonic:
+            generator.pitch_head.layers[-1].bias[0] = 5.0
     return generator.eval()
 
 
@@ -93,9 +99,10 @@ def save_fastpitch_file(
     return path
 
 
-def save_hifigan_file(path: Path, *, audio: AudioConfig = AUDIO, seed: int = 0) -> Path:
+def save_hifigan_file(path: Path, *, audio: AudioConfig = AUDIO, seed: int = 0, harmonic: bool = False) -> Path:
     """A HiFi-GAN model file as ``train_hifigan`` writes it (weight norm kept)."""
-    save_generator(path, tiny_generator(seed), audio, step=3, epoch=1, learning_rate=3e-4, fine_tuned_from=None)
+    generator = tiny_generator(seed, harmonic=harmonic)
+    save_generator(path, generator, audio, step=3, epoch=1, learning_rate=3e-4, fine_tuned_from=None)
     return path
 
 

@@ -18,15 +18,18 @@ from .stage_helpers import run_in_process
 TEXTS = ["Hello there.", "The old lighthouse keeper painted the door a bright shade of blue.", "A cat."]
 
 
-def export_tiny_voice(root: Path, *, name: str = "tiny", seed: int = 0, **inference: object) -> Path:
+def export_tiny_voice(
+    root: Path, *, name: str = "tiny", seed: int = 0, harmonic: bool = False, **inference: object
+) -> Path:
     """Export a voice of tiny models (``seed`` sets their weights) into ``root/<name>/export`` and return
-    that folder. ``inference`` overrides keys of the ``inference`` section (default: the denoiser on at
-    0.01, as ``synthesize`` runs by default). Untracked unless the caller set up tracking."""
+    that folder; ``harmonic`` gives its vocoder a harmonic source. ``inference`` overrides keys of the
+    ``inference`` section (default: the denoiser on at 0.01, as ``synthesize`` runs by default).
+    Untracked unless the caller set up tracking."""
     torch.set_num_threads(1)
-    models = root / f"models-{seed}"
+    models = root / f"models-{seed}{'-harmonic' if harmonic else ''}"
     if not (models / "hifigan" / "model.pt").is_file():
         save_fastpitch_file(models / "fastpitch" / "model.pt", seed=seed)
-        save_hifigan_file(models / "hifigan" / "model.pt", seed=seed)
+        save_hifigan_file(models / "hifigan" / "model.pt", seed=seed, harmonic=harmonic)
     records = [{"id": f"VAL-{i}", "text": text, "wav": f"wavs/VAL-{i}.wav"} for i, text in enumerate(TEXTS)]
     write_jsonl(models / "manifest.val.jsonl", records)
     section = export_section(ExportConfig(batch_size=2, n_texts=2), denoising_strength=0.01, **inference)

@@ -70,12 +70,27 @@ def test_the_onnx_engine_speaks_as_the_torch_engine(voice):
 
 def test_a_stream_is_the_whole_in_chunks(voice):
     speaker = Speaker.load(voice)
+    assert speaker.card["vocoder"]["stream_from_start"] is False  # no harmonic source: context is enough
     speaker.plan = ChunkPlan(first_frames=4, max_frames=16, context_frames=24)
     chunks = list(speaker.stream(LONG, speed=1.3))
     assert len(chunks) > 4 and len(chunks[0]) == 4 * speaker.hop
     whole = Speaker(speaker.card, speaker.engine, "card", ChunkPlan(10**6, 10**6)).speak(LONG, speed=1.3)
     assert np.abs(np.concatenate(chunks) - whole).max() <= 1e-6
     assert len(whole) < len(speaker.speak(LONG))  # speed 1.3 is faster than 1.0
+
+
+def test_a_voice_with_a_harmonic_source_streams_each_chunk_from_the_start(tmp_path):
+    """Its running phase makes a sample depend on every earlier frame: with the card's flag the stream
+    still equals the whole; cut with context alone, it would not."""
+    voice = export_tiny_voice(tmp_path, harmonic=True)
+    speaker = Speaker.load(voice)
+    assert speaker.card["vocoder"]["stream_from_start"] is True
+    speaker.plan = ChunkPlan(first_frames=4, max_frames=16, context_frames=24)
+    whole = Speaker(speaker.card, speaker.engine, "card", ChunkPlan(10**6, 10**6)).speak(SHORT)
+    assert np.abs(np.concatenate(list(speaker.stream(SHORT))) - whole).max() <= 1e-4
+
+    speaker.card["vocoder"]["stream_from_start"] = False
+    assert np.abs(np.concatenate(list(speaker.stream(SHORT))) - whole).max() > 1e-2
 
 
 def test_the_numpy_denoiser_is_the_torch_one():

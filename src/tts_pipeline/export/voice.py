@@ -239,6 +239,9 @@ def _card(
         }
         for role, model in models.items()
     }
+    # A harmonic source's running phase makes every sample depend on all earlier frames: a stream must
+    # vocode each chunk from the piece's start to give the whole's audio (serving.streaming).
+    described[VOCODER]["stream_from_start"] = bool(getattr(models[VOCODER].model, "has_source", False))
     origins = {ACOUSTIC: request.acoustic_model, VOCODER: request.vocoder}
     return build_card(
         name=request.name,

@@ -143,6 +143,7 @@ class Speaker:
                 self.plan,
                 finish=self._denoise,
                 fade_samples=self.settings.fade_out_frames * self.hop,
+                from_start=bool(self.card["vocoder"].get("stream_from_start", False)),
             )
 
     def speak(self, text: str, speed: float = 1.0) -> np.ndarray:

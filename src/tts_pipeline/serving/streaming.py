@@ -57,9 +57,15 @@ def vocode_chunks(
     plan: ChunkPlan,
     finish: Callable[[np.ndarray], np.ndarray] = lambda audio: audio,
     fade_samples: int = 0,
+    from_start: bool = False,
 ) -> Iterator[np.ndarray]:
     """Yield the audio of ``mel`` ``(n_mels, T)`` chunk by chunk: ``(samples,)`` float32 pieces whose
     concatenation is ``T * hop`` samples.
+
+    ``from_start``: every chunk is vocoded from the piece's first frame (its left context is all that
+    came before), for a vocoder whose output depends on every earlier frame (a harmonic source's running
+    phase and noise position). The first chunk's latency is unchanged; a long piece costs up to twice
+    the vocoder's time of the whole, since chunks double in length.
 
     ``finish`` post-processes a chunk's audio *with* its context (the denoiser) before it is cropped;
     the last ``fade_samples`` samples of the whole are faded out linearly (as
@@ -70,7 +76,8 @@ def vocode_chunks(
     fade = min(fade_samples, total)
     ramp = np.linspace(1.0, 0.0, fade, dtype=np.float32) if fade > 0 else None
     for start, end in plan.spans(n_frames):
-        left, right = max(0, start - plan.context_frames), min(n_frames, end + plan.context_frames)
+        left = 0 if from_start else max(0, start - plan.context_frames)
+        right = min(n_frames, end + plan.context_frames)
         audio = finish(vocode(np.ascontiguousarray(mel[:, left:right])))
         chunk = np.array(audio[(start - left) * hop : (end - left) * hop], dtype=np.float32)
         if ramp is not None and end * hop > total - fade:
