@@ -187,3 +187,14 @@ def test_under_bf16_autocast_the_pitch_and_the_excitation_stay_float32():
         with torch.autocast("cpu", dtype=torch.bfloat16):
             generator(mel)
     assert seen[1].dtype == torch.float32 and torch.equal(seen[0], seen[1])
+
+
+def test_each_stage_can_have_its_own_upsampling():
+    cfg = HiFiGANConfig(**SMALL, upsampling=["interpolate", "transposed", "balanced"])
+    generator = Generator(cfg, 80)
+    assert isinstance(generator.ups[0], InterpolatingUpsample)
+    assert all(isinstance(up, torch.nn.ConvTranspose1d) for up in generator.ups[1:])
+    assert generator.model_config()["upsampling"] == ["interpolate", "transposed", "balanced"]
+    assert Generator.from_config(generator.model_config()).upsampling == generator.upsampling
+    with pytest.raises(ValueError, match="upsampling: a list needs one mode per upsample rate"):
+        HiFiGANConfig(**SMALL, upsampling=["interpolate", "transposed"])

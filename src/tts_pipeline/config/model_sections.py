@@ -73,6 +73,9 @@ class DurationsConfig(StrictModel):
 # --------------------------------------------------------------------------------------------------
 
 
+UpsamplingMode = Literal["transposed", "balanced", "interpolate"]
+
+
 class HiFiGANConfig(
     EpochLoopSettings.with_defaults(
         epochs=6500,
@@ -92,7 +95,7 @@ class HiFiGANConfig(
     upsample_rates: list[int] = Field([8, 8, 2, 2], min_length=1, description="Product must equal hop_length.")
     upsample_kernel_sizes: list[int] = Field([16, 16, 4, 4], min_length=1)
     upsample_initial_channel: int = Field(512, ge=2)
-    upsampling: Literal["transposed", "balanced", "interpolate"] = Field(
+    upsampling: UpsamplingMode | list[UpsamplingMode] = Field(
         "transposed",
         description="'transposed': jik876's and NVIDIA's upsampling (free transposed-conv kernels). 'balanced': "
         "the same layers with each kernel's phases (taps modulo the rate) held to equal sums, so that a constant "
@@ -100,7 +103,9 @@ class HiFiGANConfig(
         "a strided transposed conv) in the pauses. Same shapes and files; folded into plain kernels for "
         "inference and export. 'interpolate': linear interpolation by the rate, then a convolution one tap "
         "longer than the kernel size: no pattern that repeats once per frame, so the voice's periodicity must "
-        "come from `source` (without one a briefly trained generator makes no voiced sound at all).",
+        "come from `source` (without one a briefly trained generator makes no voiced sound at all). A list "
+        "gives each stage its own mode (the demo: the first stage, whose transposed conv would repeat once per "
+        "mel frame, interpolates; the later ones stay transposed).",
     )
     source: Literal["none", "harmonic"] = Field(
         "none",
@@ -180,6 +185,8 @@ class HiFiGANConfig(
             raise ValueError("discriminator_checkpoint: needs hifigan.checkpoint, the generator it belongs to")
         if len(self.upsample_kernel_sizes) != len(self.upsample_rates):
             raise ValueError("upsample_kernel_sizes: expected one kernel per upsample rate")
+        if isinstance(self.upsampling, list) and len(self.upsampling) != len(self.upsample_rates):
+            raise ValueError("upsampling: a list needs one mode per upsample rate")
         if len(self.resblock_dilation_sizes) != len(self.resblock_kernel_sizes):
             raise ValueError("resblock_dilation_sizes: expected one dilation list per resblock kernel size")
         if self.upsample_initial_channel % 2 ** len(self.upsample_rates):

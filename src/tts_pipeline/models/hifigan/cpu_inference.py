@@ -180,7 +180,7 @@ class FusedCpuGenerator(nn.Module):
 def can_fuse(generator: nn.Module) -> bool:
     """Whether :class:`FusedCpuGenerator` covers ``generator``'s layers: jik876's transposed convolutions,
     without a harmonic source."""
-    return isinstance(generator, Generator) and not generator.has_source and generator.upsampling != "interpolate"
+    return isinstance(generator, Generator) and not generator.has_source and "interpolate" not in generator.upsampling
 
 
 def prepare_generator(generator: Generator, precision: Precision) -> nn.Module:

@@ -196,7 +196,8 @@ class Generator(nn.Module):
         self.hop_length = 1
         for rate in rates:
             self.hop_length *= rate
-        self.upsampling = cfg.upsampling
+        modes = cfg.upsampling if isinstance(cfg.upsampling, list) else [cfg.upsampling] * len(rates)
+        self.upsampling = list(modes)  # one mode per stage
         self.has_source = cfg.source == "harmonic"
         if not self.has_source:
             # a generator without a source records what jik876's, NVIDIA's and older files of ours record
@@ -215,15 +216,15 @@ class Generator(nn.Module):
         self.conv_pre = weight_norm(nn.Conv1d(n_mels, channels, 7, padding=3))
         self.ups = nn.ModuleList()
         self.resblocks = nn.ModuleList()
-        for rate, kernel in zip(rates, kernels, strict=True):
-            if cfg.upsampling == "interpolate":
+        for rate, kernel, mode in zip(rates, kernels, modes, strict=True):
+            if mode == "interpolate":
                 # an odd kernel one tap longer than the transposed conv's, centred
                 up = InterpolatingUpsample(channels, channels // 2, rate, kernel + 1)
                 up.conv = weight_norm(_normal_init(up.conv))
             else:
                 up = nn.ConvTranspose1d(channels, channels // 2, kernel, stride=rate, padding=(kernel - rate) // 2)
                 up = weight_norm(_normal_init(up))
-            if cfg.upsampling == "balanced":
+            if mode == "balanced":
                 parametrize.register_parametrization(up, "weight", BalancedPhases(rate))
             self.ups.append(up)
             channels //= 2
