@@ -61,6 +61,7 @@ def test_a_waveglow_in_use_must_fit_the_audio_section(demo):
     demo["audio"].update(hop_length=200, win_length=800, filter_length=800)
     demo["hifigan"]["upsample_rates"] = [5, 5, 4, 2]
     demo["hifigan"]["upsample_kernel_sizes"] = [10, 10, 8, 4]
+    demo["hifigan"]["upsampling"] = ["interpolate", "transposed", "transposed", "transposed"]
     demo["hifigan"]["segment_size"] = 4000
     parse_config(demo)  # not in the DAG: no rule applies
     demo["inference"]["vocoder"] = "waveglow"
