@@ -5,7 +5,10 @@ themselves. Short of tens of thousands of adversarial steps it voices speech at 
 (``sampling_rate / hop``, 86 Hz at 22.05 kHz / 256) whatever pitch the mel asks for: the hum of a
 vocoder trained for minutes. Neural source-filter vocoders (Wang et al.'s NSF, and the HiFi-GAN
 variants built on it) add a sine excitation at the speaker's F0 to every upsampling stage; the
-network then shapes a signal that already has the right pitch.
+network then shapes a signal that already has the right pitch. On its own the excitation is not
+enough: a generator whose first stage is a strided transposed convolution still has the pattern that
+stage repeats once per mel frame to voice with, and within the demo's steps goes back to it; the
+first stage must interpolate (``hifigan.upsampling``).
 
 The F0 comes from the mel itself (:class:`PitchHead`, trained on the pitch features), so the vocoder
 keeps its contract, log-mel in and audio out, for every caller: synthesis, streaming, serving, export,
