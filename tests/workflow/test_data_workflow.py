@@ -375,9 +375,10 @@ def test_changing_a_pitch_setting_reruns_features_and_dependants_only(demo_run):
     workdir, _ = demo_run
     config = tiny_demo(workdir, **demo_dirs(), pitch__floor_hz=70.0)
     plan = snakemake(workdir, "-n", config=config)
-    for rule in ("features", "train_aligner", "durations"):
+    # the demo's HiFi-GAN has a harmonic source: it trains on the pitch features, so it reruns too
+    for rule in ("features", "train_aligner", "durations", "train_hifigan"):
         assert rule in jobs(plan)
-    for rule in ("corpus", "manifest", "train_hifigan"):
+    for rule in ("corpus", "manifest"):
         assert rule not in jobs(plan)
 
 
