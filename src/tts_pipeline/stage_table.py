@@ -75,6 +75,7 @@ STAGES: tuple[Stage, ...] = (
         excludes=(
             "hifigan.fine_tune_lr_factor",
             "hifigan.fine_tune_epochs",
+            "hifigan.fine_tune_spectral_steps",
             "hifigan.checkpoint",
             "hifigan.discriminator_checkpoint",
         ),

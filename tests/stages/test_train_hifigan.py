@@ -274,7 +274,7 @@ def test_fine_tuning_by_hand_with_a_config_file_reads_the_fine_tuning_settings(c
     assert metrics["epoch"] == 1 and metrics["step"] == 2  # one epoch of 8 clips at batch 4
 
 
-def test_the_generator_warms_up_alone_then_the_discriminators_join_and_fine_tuning_is_adversarial(
+def test_the_generator_warms_up_alone_then_the_discriminators_join_in_training_and_in_fine_tuning(
     corpus, monkeypatch
 ):
     calls: list[bool] = []
@@ -308,7 +308,12 @@ def test_the_generator_warms_up_alone_then_the_discriminators_join_and_fine_tuni
     calls.clear()
     extra = ("--init-from", str(corpus / "hifigan" / "model.pt"), "--mels-dir", str(corpus / "mels"))
     run_stage(stage_argv(corpus, section(**{**warm, "max_steps": 2}), "tuned", *extra))
-    assert calls == [True, True]
+    assert calls == [True, True]  # NVIDIA's fine-tuning: adversarial from its first step
+
+    calls.clear()  # fine-tuning's own warm-up counts its steps from 0, whatever the base run's count
+    tuned = {**warm, "max_steps": 3, "fine_tune_spectral_steps": 2}
+    run_stage(stage_argv(corpus, section(**tuned), "tuned_warm", *extra))
+    assert calls == [False, False, True]
 
 
 def test_fine_tuning_from_a_checkpoint_takes_the_discriminators_and_optimisers(corpus):

@@ -130,7 +130,7 @@ class HiFiGANConfig(
         ge=0,
         description="Base training: optimiser steps in which the generator learns alone (mel + STFT losses, "
         "no MPD/MSD); the discriminators train from this step on. 0 = NVIDIA's recipe (adversarial from "
-        "the start). Fine-tuning is always adversarial.",
+        "the start). Fine-tuning has its own: fine_tune_spectral_steps.",
     )
     stft_loss_scale: float = Field(
         0.0,
@@ -149,6 +149,13 @@ class HiFiGANConfig(
     fine_tune_lr_factor: float = Field(3.0, gt=0, description="Fine-tuning multiplies the restored lr by this.")
     fine_tune_epochs: int = Field(
         3500, ge=1, description="Epochs of fine-tuning on FastPitch mels (the recipe goes from epoch 6500 to 10000)."
+    )
+    fine_tune_spectral_steps: int = Field(
+        0,
+        ge=0,
+        description="Fine-tuning: optimiser steps in which the generator first learns the FastPitch mels alone, "
+        "on its spectral losses (mel + STFT), before the discriminators join; 0 = NVIDIA's recipe "
+        "(adversarial throughout).",
     )
     checkpoint: str | None = Field(
         None,
