@@ -168,8 +168,9 @@ class _Loop(VocoderLoop):
         """Whether the next step trains the discriminators too: from ``discriminator_start_step`` on in base
         training, from ``fine_tune_spectral_steps`` on in fine-tuning (whose steps count from 0); the
         generator learns alone on its spectral losses before."""
-        first = self.hifigan.fine_tune_spectral_steps if self.fine_tuned_from is not None else None
-        return self.state.step >= (self.hifigan.discriminator_start_step if first is None else first)
+        cfg = self.hifigan
+        first = cfg.fine_tune_spectral_steps if self.fine_tuned_from is not None else cfg.discriminator_start_step
+        return self.state.step >= first
 
     def window_figures(self) -> dict[str, float]:
         return {"lr_gen": learning_rate(self.state.optim_g), "lr_discrim": learning_rate(self.state.optim_d)}
