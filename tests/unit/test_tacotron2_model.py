@@ -126,7 +126,7 @@ def test_the_state_dict_has_nvidias_names_and_shapes():
         ({"symbols_embedding_dim": 8}, "must equal encoder_embedding_dim"),
         ({"symbols_embedding_dim": 15, "encoder_embedding_dim": 15}, "must be even"),
         ({"postnet_kernel_size": 4}, "postnet_kernel_size must be odd"),
-        ({"n_frames_per_step": 2}, "n_frames_per_step must be 1"),
+        ({"n_frames_per_step": 0}, "n_frames_per_step must be at least 1"),
         ({"p_decoder_dropout": 1.0}, "p_decoder_dropout"),
         ({"max_decoder_steps": 0}, "max_decoder_steps"),
     ],
@@ -392,6 +392,82 @@ def test_batched_inference_gives_each_item_what_it_gives_alone():
         torch.testing.assert_close(
             together.alignments[i, :n, : lengths[i]], alone.alignments[0, :n], rtol=1e-5, atol=1e-5
         )
+
+
+# --------------------------------------------------------------------------------------------------
+# several frames per decoder step (the reduction factor, not NVIDIA's recipe)
+# --------------------------------------------------------------------------------------------------
+
+
+def test_with_three_frames_a_step_the_outputs_are_still_per_frame():
+    model = tiny_model(n_frames_per_step=3)
+    text, text_lengths, mels, mel_lengths, _, _ = batch()  # 11 frames: the last step has 2
+    with torch.no_grad():
+        out = model(text, text_lengths, mels, mel_lengths)
+    b, n_mels, t = mels.shape
+    assert out.mel.shape == out.mel_postnet.shape == (b, n_mels, t) and out.gate.shape == (b, t)
+    assert out.alignments.shape == (b, t, int(text_lengths.max()))
+    torch.testing.assert_close(out.alignments.sum(2), torch.ones(b, t))
+    # one gate and one attention per step, on each of its frames; steps differ
+    for first in range(0, t, 3):
+        group = slice(first, min(first + 3, t))
+        assert (out.gate[:, group] == out.gate[:, first : first + 1]).all()
+        assert (out.alignments[:, group] == out.alignments[:, first : first + 1]).all()
+    assert not torch.equal(out.alignments[:, 0], out.alignments[:, 3])
+    assert not torch.equal(out.mel[:, :, 0], out.mel[:, :, 1])
+
+
+@pytest.mark.parametrize("frames_per_step", [1, 2, 3])
+def test_teacher_forcing_reads_the_frames_of_the_step_before(frames_per_step):
+    """Fed the frames free-running decoding made, the teacher-forced decoder makes them again: both
+    group a step's frames the same way and read the step before's."""
+    model = tiny_model(n_frames_per_step=frames_per_step)
+    text, text_lengths, *_ = batch()
+    with torch.no_grad():
+        memory = model._encode(text, text_lengths)
+        mel, gate, alignments, lengths, _ = model.decoder.infer(
+            memory, text_lengths, max_decoder_steps=12, gate_threshold=0.5, early_stopping=False
+        )
+        assert mel.shape[2] == 12 and gate.shape[1] == 12
+        forced_mel, forced_gate, forced_alignments = model.decoder(memory, mel, text_lengths)
+    torch.testing.assert_close(forced_mel, mel, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(forced_gate, gate, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(forced_alignments, alignments, rtol=1e-5, atol=1e-6)
+
+
+def test_stop_targets_cover_the_whole_step_that_holds_the_last_frame():
+    # three frames a step: a last frame at index 4 or 5 is in the step of frames 3-5
+    expected = torch.tensor([[0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]], dtype=torch.float32)
+    torch.testing.assert_close(gate_targets(torch.tensor([5, 6, 3]), 7, frames_per_step=3), expected)
+    assert gate_targets(torch.tensor([7]), 7, frames_per_step=3).tolist() == [[0, 0, 0, 0, 0, 0, 1]]
+
+
+def test_inference_with_three_frames_a_step_counts_whole_steps():
+    model = set_gate(tiny_model(n_frames_per_step=3), bias=10.0)
+    text, text_lengths, *_ = batch()
+    result = model.infer(text, text_lengths)
+    assert result.mel.shape == (3, TINY["n_mel_channels"], 3) and result.mel_lengths.tolist() == [3, 3, 3]
+    assert result.alignments.shape == (3, 3, 7)
+    # the frame limit is rounded up to whole steps
+    model = set_gate(tiny_model(n_frames_per_step=3), bias=-10.0)
+    cut = model.infer(text[:1], text_lengths[:1], max_decoder_steps=7)
+    assert cut.mel.shape[2] == 9 and cut.mel_lengths.tolist() == [9] and not cut.stopped.any()
+
+
+def test_a_few_training_steps_with_two_frames_a_step_lower_the_loss():
+    model = tiny_model(mask_padding=True, n_frames_per_step=2).train()
+    text, text_lengths, mels, mel_lengths, _, _ = batch()
+    gate = gate_targets(mel_lengths, mels.shape[2], frames_per_step=2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(15):
+        torch.manual_seed(0)
+        terms = tacotron2_loss(model(text, text_lengths, mels, mel_lengths), mels, gate, text_lengths, mel_lengths)
+        optimizer.zero_grad()
+        terms.total.backward()
+        optimizer.step()
+        losses.append(float(terms.total.detach()))
+    assert losses[-1] < 0.8 * losses[0]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -399,6 +399,7 @@ TACOTRON2_MODEL_FIELDS = (
     "attention_dim",
     "attention_location_n_filters",
     "attention_location_kernel_size",
+    "n_frames_per_step",
     "decoder_rnn_dim",
     "prenet_dim",
     "max_decoder_steps",
@@ -449,6 +450,13 @@ class Tacotron2SectionConfig(
     attention_dim: int = Field(128, ge=1)
     attention_location_n_filters: int = Field(32, ge=1)
     attention_location_kernel_size: int = Field(31, ge=1, description="Location convolution kernel (odd).")
+    n_frames_per_step: int = Field(
+        1,
+        ge=1,
+        description="Mel frames per decoder step (Tacotron's reduction factor r); 1 = NVIDIA's recipe. r > 1 "
+        "takes r times fewer attention steps per utterance, which aligns in fewer updates on little data; "
+        "durations then come in whole steps of r frames.",
+    )
     decoder_rnn_dim: int = Field(1024, ge=1)
     prenet_dim: int = Field(256, ge=1)
     max_decoder_steps: int = Field(2000, ge=1, description="Most frames decoded at inference.")

@@ -90,8 +90,8 @@ class Tacotron2Config:
         for name in ("encoder_kernel_size", "attention_location_kernel_size", "postnet_kernel_size"):
             if getattr(self, name) % 2 == 0:
                 problems.append(f"{name} must be odd (same-length convolution), got {getattr(self, name)}")
-        if self.n_frames_per_step != 1:
-            problems.append(f"n_frames_per_step must be 1 (as in NVIDIA's recipe), got {self.n_frames_per_step}")
+        if self.n_frames_per_step < 1:
+            problems.append(f"n_frames_per_step must be at least 1 (NVIDIA's recipe: 1), got {self.n_frames_per_step}")
         if self.postnet_n_convolutions < 2:
             problems.append(f"postnet_n_convolutions must be at least 2, got {self.postnet_n_convolutions}")
         if self.max_decoder_steps < 1:

@@ -92,8 +92,9 @@ class Tacotron2Batch(MelBatchCounts):
         return (self.text, self.text_lengths, self.mels, self.mel_lengths, self.gates)
 
 
-def collate(items: Sequence[Tacotron2Item]) -> Tacotron2Batch:
-    """Pad items into a :class:`Tacotron2Batch` (in the given order: the model needs no sorting)."""
+def collate(items: Sequence[Tacotron2Item], frames_per_step: int = 1) -> Tacotron2Batch:
+    """Pad items into a :class:`Tacotron2Batch` (in the given order: the model needs no sorting), with
+    the stop targets of a decoder making ``frames_per_step`` frames a step."""
     text_lengths = torch.tensor([len(item.text) for item in items], dtype=torch.long)
     mel_lengths = torch.tensor([item.mel.shape[1] for item in items], dtype=torch.long)
     text = torch.zeros(len(items), int(text_lengths.max()), dtype=torch.long)
@@ -101,5 +102,5 @@ def collate(items: Sequence[Tacotron2Item]) -> Tacotron2Batch:
     for index, item in enumerate(items):
         text[index, : len(item.text)] = item.text
         mels[index, :, : item.mel.shape[1]] = item.mel
-    gates = gate_targets(mel_lengths, mels.shape[2])
+    gates = gate_targets(mel_lengths, mels.shape[2], frames_per_step)
     return Tacotron2Batch([item.id for item in items], text, text_lengths, mels, mel_lengths, gates)

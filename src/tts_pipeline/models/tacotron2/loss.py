@@ -39,12 +39,18 @@ class Tacotron2LossTerms(NamedTuple):
     attention: torch.Tensor
 
 
-def gate_targets(mel_lengths: torch.Tensor, n_frames: int) -> torch.Tensor:
+def gate_targets(mel_lengths: torch.Tensor, n_frames: int, frames_per_step: int = 1) -> torch.Tensor:
     """``(B, n_frames)`` float stop targets: 1 from each item's last real frame on, 0 before
-    (NVIDIA's collate: the last frame is where the decoder should stop)."""
+    (NVIDIA's collate: the last frame is where the decoder should stop).
+
+    With ``frames_per_step`` r > 1 a decoder step makes r frames and has one gate, which the decoder
+    repeats over them: the targets are 1 from the first frame of the step that holds the last real
+    frame, so every frame of a step has the same target.
+    """
     if int(mel_lengths.min()) < 1 or int(mel_lengths.max()) > n_frames:
         raise ValueError(f"mel_lengths must be in [1, {n_frames}], got {mel_lengths.tolist()}")
-    return (~lengths_to_mask(mel_lengths - 1, n_frames)).to(torch.float32)
+    last_step_start = (mel_lengths - 1) // frames_per_step * frames_per_step
+    return (~lengths_to_mask(last_step_start, n_frames)).to(torch.float32)
 
 
 def off_diagonal_attention(

@@ -4,6 +4,7 @@ on the teacher-forced loop it shares with FastPitch,
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tts_pipeline.config import Tacotron2SectionConfig
@@ -60,7 +61,8 @@ class _Loop(TeacherForcedLoop):
         n_mels: int,
         io: LoopIO,
     ) -> None:
-        super().__init__(cfg, "tacotron2", train_set, val_set, io, collate_fn=collate)
+        collate_fn = functools.partial(collate, frames_per_step=cfg.n_frames_per_step)
+        super().__init__(cfg, "tacotron2", train_set, val_set, io, collate_fn=collate_fn)
         context = self.context
         self.tacotron2 = cfg
         self.n_symbols = n_symbols
