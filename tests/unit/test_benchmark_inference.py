@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from tts_pipeline.benchmark.inference import plan_precisions, time_synthesis
+from tts_pipeline.benchmark.inference import PrecisionChoice, PrecisionPlan, plan_precisions, speed_rows, time_synthesis
 from tts_pipeline.benchmark.random_models import FixedDurations, random_hifigan, spread_frames
 from tts_pipeline.benchmark.reference import demo_base_voice, read_inference_manifest
 from tts_pipeline.benchmark.training import parse_metrics_argument, training_throughput
@@ -34,13 +34,31 @@ def tiny_synthesizer() -> Synthesizer:
 def test_the_cpu_runs_fp32_and_bf16_and_says_why_fp16_is_skipped(monkeypatch):
     from tts_pipeline.benchmark import inference
 
+    monkeypatch.setattr(inference, "cpu_bf16_instructions", lambda: ("amx_bf16", "avx512_bf16"))
     plan = plan_precisions(["fp16", "fp32", "bf16", "fp32"], torch.device("cpu"))
     assert [(c.name, c.amp) for c in plan.runnable] == [("fp32", "off"), ("bf16", "bf16")]
     assert [s.precision for s in plan.skipped] == ["fp16"] and "CUDA-only" in plan.skipped[0].reason
-    monkeypatch.setattr(inference, "cpu_bf16_instructions", lambda: ("amx_bf16", "avx512_bf16"))
     assert plan_precisions(["bf16"], torch.device("cpu")).runnable[0].label == "bf16 (native: amx_bf16, avx512_bf16)"
+    native = plan_precisions(["bf16"], torch.device("cpu"))
+    assert not native.runnable[0].emulated and native.skipped == []
     monkeypatch.setattr(inference, "cpu_bf16_instructions", lambda: ())
-    assert "emulated" in plan_precisions(["bf16"], torch.device("cpu")).runnable[0].label
+    emulated = plan_precisions(["bf16"], torch.device("cpu"))
+    assert "emulated" in emulated.runnable[0].label and emulated.runnable[0].emulated
+    # the report says why its larger batches are missing
+    assert [s.precision for s in emulated.skipped] == ["bf16 beyond the smallest batch"]
+    assert "smallest batch size only" in emulated.skipped[0].reason
+
+
+def test_an_emulated_precision_is_timed_at_the_smallest_batch_only():
+    synth = tiny_synthesizer()
+    tokens = synth.encode("Hello there.")
+    plan = PrecisionPlan(
+        [PrecisionChoice("fp32", "off", "fp32"), PrecisionChoice("bf16", "bf16", "bf16 (emulated)", emulated=True)], []
+    )
+    rows = speed_rows(lambda choice: synth.with_options(synth.options, choice.amp), plan, tokens, [2, 1],
+                      warmup=0, repeats=1)  # fmt: skip
+    assert [(row["precision"], row["batch_size"]) for row in rows] == [("fp32", 2), ("fp32", 1), ("bf16", 1)]
+    assert rows[2]["speed_up"] > 0  # against fp32 at batch 1
 
 
 def test_time_synthesis_records_both_models_and_counts_the_batchs_audio():

@@ -13,6 +13,7 @@ from tts_pipeline.models.hifigan import Generator
 from tts_pipeline.models.hifigan.cpu_inference import (
     FusedCpuGenerator,
     fused_cpu_kernels_available,
+    onednn_bf16_available,
     prepare_generator,
 )
 from tts_pipeline.precision import Precision
@@ -20,6 +21,9 @@ from tts_pipeline.precision import Precision
 from ..inference_models import AUDIO
 
 needs_onednn = pytest.mark.skipif(not fused_cpu_kernels_available(), reason="torch built without oneDNN")
+needs_onednn_bf16 = pytest.mark.skipif(
+    not onednn_bf16_available(), reason="oneDNN runs no bf16 convolution on this CPU (no AVX512-BW or AVX-NE-CONVERT)"
+)
 
 # v1's layout (resblock 1, three parallel blocks) and the demo's (resblock 2, three stages), narrowed
 # so that a forward pass takes milliseconds.
@@ -86,7 +90,7 @@ def test_any_length_and_batch_runs_with_the_prepacked_weights():
             torch.testing.assert_close(fused(mels), model(mels), atol=1e-5, rtol=1e-4)
 
 
-@needs_onednn
+@needs_onednn_bf16
 @pytest.mark.parametrize("layout", sorted(SMALL))
 def test_the_bf16_copy_stays_close_to_float32(layout):
     model, mels = generator(layout), log_mels(batch=1, frames=40)
@@ -114,19 +118,33 @@ def test_a_weight_normalised_generator_gives_its_normalised_weights():
         torch.testing.assert_close(before, model(mels), atol=1e-5, rtol=1e-4)
 
 
+def test_without_onednn_bf16_cpu_bf16_runs_the_generator_itself(monkeypatch):
+    """An AVX2-only CPU: oneDNN would refuse the bf16 weights, so bf16 runs under autocast and auto
+    offers the fused copy in float32 only."""
+    from tts_pipeline.inference import hifigan_vocoder
+    from tts_pipeline.models.hifigan import cpu_inference
+
+    monkeypatch.setattr(cpu_inference, "onednn_bf16_available", lambda: False)
+    monkeypatch.setattr(hifigan_vocoder, "onednn_bf16_available", lambda: False)
+    model = generator("resblock2")
+    assert prepare_generator(model, Precision("bf16", CPU)) is model
+    labels = [path.name for path in hifigan_vocoder.cpu_paths()]
+    assert "bf16 fused" not in labels and "bf16" in labels
+
+
 def test_float32_keeps_the_generator_itself():
     model = generator("resblock2")
     assert prepare_generator(model, Precision("off", CPU)) is model
 
 
-@needs_onednn
+@needs_onednn_bf16
 def test_cpu_bf16_gets_the_prepared_copy():
     model = generator("resblock2")
     prepared = prepare_generator(model, Precision("bf16", CPU))
     assert isinstance(prepared, FusedCpuGenerator) and prepared.hop_length == model.hop_length
 
 
-@needs_onednn
+@needs_onednn_bf16
 def test_the_synthesizer_vocodes_through_the_prepared_copy_and_denoises():
     model = generator("resblock1")
     mels = [log_mels(batch=1, frames=frames, seed=frames)[0].numpy() for frames in (30, 17)]

@@ -9,7 +9,8 @@ is padding. A call's audio is ``sum(mel_lengths) x hop`` samples, NVIDIA's count
 
 Precision. ``fp32`` runs the models as they are; ``fp16`` and ``bf16`` run them under CUDA autocast
 (NVIDIA's script converts the models with ``.half()`` instead). On the CPU ``fp32`` and ``bf16`` run
-(bf16 labelled ``native`` or ``emulated`` after the CPU's instructions); ``fp16`` is skipped. On a
+(bf16 labelled ``native`` or ``emulated`` after the CPU's instructions; emulated bf16 is timed at the
+smallest batch size only, see :func:`plan_precisions`); ``fp16`` is skipped. On a
 GPU of compute capability 8.0 or newer, PyTorch may carry out float32 convolutions and matrix products
 in TF32 (``torch.backends.cudnn.allow_tf32``, on by default, and
 ``torch.backends.cuda.matmul.allow_tf32``, off by default). Those switches are left as the process has
@@ -49,11 +50,14 @@ class PrecisionChoice:
         name: ``fp32``, ``fp16`` or ``bf16`` (``benchmark.precisions``).
         amp: The synthesizer's ``amp`` mode for it.
         label: What the report's table shows (it says when float32 work runs in TF32).
+        emulated: The device has no instructions for it (bf16 on a CPU without AVX512-BF16 or AMX):
+            timed at the smallest batch size only.
     """
 
     name: str
     amp: str
     label: str
+    emulated: bool = False
 
 
 class SkippedPrecision(NamedTuple):
@@ -93,7 +97,13 @@ def fp32_label(device: torch.device) -> str:
 
 
 def plan_precisions(requested: Sequence[str], device: torch.device) -> PrecisionPlan:
-    """Which of ``requested`` (duplicates dropped) ``device`` runs; the others with the reason."""
+    """Which of ``requested`` (duplicates dropped) ``device`` runs; the others with the reason.
+
+    bf16 on a CPU without native bf16 instructions runs, emulated, and is timed at the smallest batch
+    size only: there it is many times slower than fp32 (17 x at batch 1 on a 2-core AVX2 EPYC), which
+    one row shows, and its larger batches would take minutes of the benchmark. The plan's skipped list
+    says so.
+    """
     runnable: list[PrecisionChoice] = []
     skipped: list[SkippedPrecision] = []
     for name in dict.fromkeys(requested):
@@ -104,7 +114,15 @@ def plan_precisions(requested: Sequence[str], device: torch.device) -> Precision
         elif device.type != "cuda" and name == "bf16":
             native = cpu_bf16_instructions()
             label = f"bf16 (native: {', '.join(native)})" if native else "bf16 (emulated: no native bf16 on this CPU)"
-            runnable.append(PrecisionChoice(name, PRECISION_AMP[name], label))
+            runnable.append(PrecisionChoice(name, PRECISION_AMP[name], label, emulated=not native))
+            if not native:
+                skipped.append(
+                    SkippedPrecision(
+                        f"{name} beyond the smallest batch",
+                        "emulated on this CPU (no AVX512-BF16 or AMX): timed at the smallest batch size only, "
+                        "where it is already slower than fp32; larger batches would add minutes to the benchmark",
+                    )
+                )
         elif device.type != "cuda":
             skipped.append(SkippedPrecision(name, f"fp16 autocast is CUDA-only here; the {device.type} runs fp32"))
         elif name == "bf16" and not torch.cuda.is_bf16_supported():
@@ -158,15 +176,16 @@ def speed_rows(
     Each row is :meth:`BenchmarkRun.summarize` (components ``fastpitch`` and ``vocoder``, whichever vocoder
     the synthesizer holds) plus ``precision``, ``precision_label``, ``tokens``, ``frames_per_utterance``
     (mean), ``latencies`` (per-call seconds of each component, for re-analysis) and ``speed_up`` against
-    the ``fp32`` row of the same batch size (when there is one). ``on_row`` sees each row as soon as it
-    is measured (for log lines).
+    the ``fp32`` row of the same batch size (when there is one). An emulated precision
+    (:attr:`PrecisionChoice.emulated`) gets the smallest batch size only. ``on_row`` sees each row as soon
+    as it is measured (for log lines).
     """
     from tts_pipeline.benchmark.report import add_speed_up
 
     rows: list[dict[str, Any]] = []
     for choice in plan.runnable:
         synth = synthesizer_for(choice)
-        for batch_size in batch_sizes:
+        for batch_size in [min(batch_sizes)] if choice.emulated else batch_sizes:
             run = time_synthesis(synth, tokens, batch_size, warmup=warmup, repeats=repeats)
             rate = synth.audio.sampling_rate
             summary = run.summarize(rate)

@@ -21,6 +21,7 @@ from tts_pipeline.models.hifigan.cpu_inference import (
     FusedCpuGenerator,
     can_fuse,
     fused_cpu_kernels_available,
+    onednn_bf16_available,
     prepare_generator,
 )
 from tts_pipeline.models.hifigan.generator import Generator
@@ -50,9 +51,12 @@ def fused_copy(model: Generator, precision: Precision) -> nn.Module:
 
 
 def cpu_paths() -> tuple[CpuPath, ...]:
-    """The generator as it is in float32; where oneDNN's fused kernels exist, the fused copy in float32
-    and in bf16 (else bf16 under autocast)."""
+    """The generator as it is in float32; where oneDNN's fused kernels exist, the fused copy in float32,
+    and in bf16 where oneDNN runs bf16 on this CPU (else bf16 under autocast)."""
     plain = CpuPath(PLAIN_FP32, "off", prepare)
     if not fused_cpu_kernels_available():
         return (plain, CpuPath("bf16", "bf16", prepare))
-    return (plain, CpuPath("fp32 fused", "off", fused_copy), CpuPath("bf16 fused", "bf16", fused_copy))
+    fp32_fused = CpuPath("fp32 fused", "off", fused_copy)
+    if not onednn_bf16_available():
+        return (plain, fp32_fused, CpuPath("bf16", "bf16", prepare))
+    return (plain, fp32_fused, CpuPath("bf16 fused", "bf16", fused_copy))

@@ -52,6 +52,14 @@ def fused_cpu_kernels_available() -> bool:
     )
 
 
+def onednn_bf16_available() -> bool:
+    """Whether oneDNN runs bf16 convolutions on this CPU: it needs AVX512-BW/VL/DQ or AVX-NE-CONVERT and
+    otherwise refuses to lay out a bf16 weight (an AVX2-only CPU such as a Zen 3 EPYC). Without it, CPU
+    bf16 runs the generator under autocast, which such a CPU emulates."""
+    supported = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    return fused_cpu_kernels_available() and supported is not None and bool(supported())
+
+
 class _Conv(nn.Module):
     """One conv of the generator as a oneDNN call on ``(B, C, 1, L)`` channels-last activations.
 
@@ -186,12 +194,13 @@ def can_fuse(generator: nn.Module) -> bool:
 def prepare_generator(generator: Generator, precision: Precision) -> nn.Module:
     """The module that runs ``generator`` for inference at ``precision``.
 
-    CPU bf16 (where oneDNN's fused kernels exist) gets a :class:`FusedCpuGenerator`; everything else
-    (float32, CUDA) gets ``generator`` itself, so those paths compute exactly what they did. The
-    prepared module is a snapshot: later changes to ``generator``'s weights do not reach it. A generator
+    CPU bf16 (where oneDNN's fused kernels exist and run bf16 on this CPU) gets a
+    :class:`FusedCpuGenerator`; everything else (float32, CUDA, bf16 on an AVX2-only CPU) gets
+    ``generator`` itself, so those paths compute exactly what they did. The prepared module is a
+    snapshot: later changes to ``generator``'s weights do not reach it. A generator
     with a harmonic source or interpolating upsampling runs as it is (the fusion covers jik876's layers).
     """
-    fused = precision.device.type == "cpu" and precision.amp == "bf16" and fused_cpu_kernels_available()
+    fused = precision.device.type == "cpu" and precision.amp == "bf16" and onednn_bf16_available()
     if fused and can_fuse(generator):
         return FusedCpuGenerator(generator, torch.bfloat16).eval()
     return generator
