@@ -266,6 +266,23 @@ def test_durations_stage_writes_counted_attention_durations_on_the_aligner_symbo
     assert all(np.array_equal(durations, first[key]) for key, durations in read_durations(corpus).items())
 
 
+def test_two_frames_a_step_train_and_give_durations_in_whole_steps(corpus):
+    metrics = run_stage(stage_argv(corpus, section(max_steps=2, n_frames_per_step=2)))
+    assert metrics["step"] == 2 and math.isfinite(metrics["train_loss"])
+    model, _ = load_tacotron2(corpus / "tacotron2" / "model.pt")
+    assert model.cfg.n_frames_per_step == 2
+    run_in_process(durations_stage, durations_argv(corpus, corpus / "tacotron2" / "model.pt", batch_size=3))
+    layout = FeatureLayout(corpus / "features")
+    for record in map(json.loads, (corpus / "data" / "manifest.train.jsonl").read_text().splitlines()):
+        durations = np.load(layout.durations(record["id"]))
+        n_frames = np.load(layout.mel(record["id"])).shape[1]
+        assert int(durations.sum()) == n_frames
+        # a step's two frames attend alike, so a symbol's frames start on a step: every boundary but
+        # the utterance's end falls on an even frame
+        boundaries = np.cumsum(durations)[:-1]
+        assert (boundaries % 2 == 0).all(), (durations, n_frames)
+
+
 def test_without_prenet_dropout_the_durations_do_not_depend_on_the_batch(corpus):
     model = tiny_model(corpus, p_prenet_dropout=0.0)
     run_in_process(durations_stage, durations_argv(corpus, model, batch_size=1))
