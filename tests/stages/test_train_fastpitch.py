@@ -212,6 +212,15 @@ def test_a_changed_config_starts_fresh_and_moves_the_old_checkpoints_aside(corpu
     assert list((corpus / "work" / "train_fastpitch" / "superseded").iterdir())
 
 
+def test_new_durations_start_training_afresh(corpus):
+    """FastPitch trains on the durations (unlike the aligner, which writes them): new ones, as after the
+    aligner was retrained, make a rerun train anew instead of finishing the old training."""
+    run_stage(stage_argv(corpus, section(max_steps=2)))
+    index = corpus / "features" / "durations.json"
+    index.write_text(index.read_text().replace('"aligner"', '"textgrid"'))
+    assert run_stage(stage_argv(corpus, section(max_steps=3)))["resumed_from_step"] == 0
+
+
 def test_bad_features_are_reported_before_training(corpus):
     (corpus / "features" / "durations" / "train-3.npy").unlink()
     with pytest.raises(UserError, match=r"train-3: .*durations/train-3.npy is missing"):

@@ -522,6 +522,19 @@ def test_a_harmonic_source_trains_on_the_pitch_features_and_then_needs_only_the_
         run_stage(stage_argv(corpus, section(max_steps=1), "plain", "--pitch-features", str(index)))
 
 
+def test_new_pitch_features_start_a_harmonic_source_vocoder_afresh(corpus):
+    """The excitation trains on the pitch features: pitch extracted anew (its statistics change) makes a
+    rerun train anew; the same features resume."""
+    index = write_pitch_features(corpus)
+    payload = section(max_steps=1, upsampling="interpolate", source="harmonic", source_harmonics=4)
+    run_stage(stage_argv(corpus, payload, "hifigan", "--pitch-features", str(index)))
+    payload = section(max_steps=2, upsampling="interpolate", source="harmonic", source_harmonics=4)
+    assert run_stage(stage_argv(corpus, payload, "hifigan", "--pitch-features", str(index)))["resumed_from_step"] == 1
+    (index.parent / "pitch_stats.json").write_text('{"mean": 151.0, "std": 9.0}')
+    payload = section(max_steps=3, upsampling="interpolate", source="harmonic", source_harmonics=4)
+    assert run_stage(stage_argv(corpus, payload, "hifigan", "--pitch-features", str(index)))["resumed_from_step"] == 0
+
+
 def test_sigkill_then_rerun_reaches_the_same_final_step(corpus):
     argv = stage_argv(corpus, section(max_steps=24, n_samples=0, validation_every_n_epochs=100))
     command = [sys.executable, "-m", "tts_pipeline", "train_hifigan", *argv]

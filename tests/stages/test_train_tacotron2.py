@@ -266,6 +266,17 @@ def test_durations_stage_writes_counted_attention_durations_on_the_aligner_symbo
     assert all(np.array_equal(durations, first[key]) for key, durations in read_durations(corpus).items())
 
 
+def test_training_longer_after_its_durations_were_written_resumes(corpus):
+    """The durations stage writes into the features folder Tacotron 2 trains on; the durations are its
+    output, not its input, so they must not make a rerun with more steps start afresh."""
+    run_stage(stage_argv(corpus, section(max_steps=2)))
+    run_in_process(durations_stage, durations_argv(corpus, corpus / "tacotron2" / "model.pt", batch_size=3))
+    assert (corpus / "features" / "durations.json").is_file()
+    resumed = run_stage(stage_argv(corpus, section(max_steps=3)))
+    assert resumed["resumed_from_step"] == 2 and resumed["step"] == 3
+    assert not (corpus / "work" / "train_tacotron2" / "superseded").exists()
+
+
 def test_two_frames_a_step_train_and_give_durations_in_whole_steps(corpus):
     metrics = run_stage(stage_argv(corpus, section(max_steps=2, n_frames_per_step=2)))
     assert metrics["step"] == 2 and math.isfinite(metrics["train_loss"])

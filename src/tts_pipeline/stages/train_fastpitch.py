@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> None:
             tag_parameter_count=True,
             summary=summary,
             prepare=starting_weights,
+            data_files=("features.jsonl", "durations.json", "pitch_stats.json"),
         ),
     )
 

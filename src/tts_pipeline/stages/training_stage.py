@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tts_pipeline.config.pipeline import config_hash
@@ -27,8 +28,6 @@ from tts_pipeline.data.manifest_record import ManifestRecord
 from tts_pipeline.stages.common import log_every_n_steps, log_outputs, tracked, training_summary
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tts_pipeline.config import LoopSettings
     from tts_pipeline.training.distributed import DistributedContext
     from tts_pipeline.training.loop import LoopIO
@@ -78,6 +77,10 @@ class TrainingStage:
         tag_parameter_count: Also tag the tracking run with ``n_params``.
         summary_loss, summary_rate: The figures of the summary line (:func:`training_summary`).
         summary: The summary line, in place of :func:`training_summary`'s.
+        data_files: The index files of ``--features-dir`` / ``--mels-dir`` the stage trains on, hashed
+            into the resume hash (:func:`training_data_digest`). Only what the stage reads: a file that a
+            later stage writes into the same folder (the durations, counted from the aligner's or
+            Tacotron 2's attention) would otherwise make every rerun start afresh.
     """
 
     name: str
@@ -96,6 +99,7 @@ class TrainingStage:
     summary_loss: str = "val_loss"
     summary_rate: str = "frames_per_s"
     summary: Callable[[Any], str] | None = None
+    data_files: tuple[str, ...] = ("features.jsonl", "pitch_stats.json", "index.json")
 
     def summary_line(self, result: Any) -> str:
         """The line logged when training ends."""
@@ -168,7 +172,8 @@ def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: Train
             logging.getLogger("tts_pipeline").setLevel(logging.WARNING)
         records = _read_manifests(args, stage.name)
         train_set, val_set = stage.datasets(records["train"], records["val"])
-        resume_hash = config_hash({"settings": stage.resume_hash, "data": training_data_digest(args)})
+        data = training_data_digest(args, stage.data_files)
+        resume_hash = config_hash({"settings": stage.resume_hash, "data": data})
         manager = CheckpointManager(args.work_dir, resume_hash, keep=stage.settings.keep_checkpoints)
         checkpoint = find_resume_checkpoint(manager, context)
         run = TrainingRun(LoopIO(manager, context, checkpoint, log_every=log_every), records)
@@ -188,15 +193,16 @@ def run_training(args: argparse.Namespace, payload: dict[str, Any], stage: Train
         context.barrier()
 
 
-# What a stage trains on besides its settings: the manifests and, where it reads them, the index files
-# the features and durations stages write last (each changes when the data under it does).
-_DATA_FILES = ("features.jsonl", "durations.json", "pitch_stats.json", "index.json")
+# The index files the features stage writes last, each of which changes when the data under it does;
+# the pitch statistics sit beside the features index a vocoder with a harmonic source reads its pitch by.
+FEATURE_INDEX_FILES = ("features.jsonl", "pitch_stats.json")
 
 
-def training_data_digest(args: argparse.Namespace) -> str:
-    """SHA-256 over the train and val manifests of ``--manifest-dir`` and the index files of the folders
-    the stage reads (``--features-dir``, ``--mels-dir``): another corpus, split, features or durations
-    give another digest, a rerun of the same data the same one."""
+def training_data_digest(args: argparse.Namespace, data_files: tuple[str, ...]) -> str:
+    """SHA-256 over the train and val manifests of ``--manifest-dir``, the ``data_files`` of the folders
+    the stage reads (``--features-dir``, ``--mels-dir``) and, with ``--pitch-features``, that index and
+    the pitch statistics beside it: another corpus, split, features or durations give another digest, a
+    rerun of the same data the same one."""
     import hashlib
 
     from tts_pipeline.data.manifest import manifest_path
@@ -205,7 +211,10 @@ def training_data_digest(args: argparse.Namespace) -> str:
     for option in ("features_dir", "mels_dir"):
         folder = getattr(args, option, None)
         if folder is not None:
-            files += [folder / name for name in _DATA_FILES]
+            files += [folder / name for name in data_files]
+    pitch_features = getattr(args, "pitch_features", None)
+    if pitch_features is not None:
+        files += [Path(pitch_features).parent / name for name in FEATURE_INDEX_FILES]
     digest = hashlib.sha256()
     for path in files:
         if path.is_file():
