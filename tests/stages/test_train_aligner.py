@@ -115,6 +115,16 @@ def test_a_finished_run_reruns_without_training(corpus):
     assert again["steps_this_run"] == 0 and again["resumed_from_step"] == 2
 
 
+def test_more_steps_after_the_durations_were_written_resume(corpus):
+    """The durations stage writes its index into the features folder the aligner reads; they are the
+    aligner's output, so more steps after a finished run continue it instead of starting afresh."""
+    root, manifest_dir, features_dir = corpus
+    run_stage(stage_argv(root, manifest_dir, features_dir, section(max_steps=2)))
+    (features_dir / "durations.json").write_text('{"source": "aligner"}')
+    metrics = run_stage(stage_argv(root, manifest_dir, features_dir, section(max_steps=3)))
+    assert metrics["resumed_from_step"] == 2 and metrics["step"] == 3
+
+
 def test_a_changed_config_starts_fresh_and_keeps_the_old_checkpoints(corpus):
     root, manifest_dir, features_dir = corpus
     run_stage(stage_argv(root, manifest_dir, features_dir, section(max_steps=2)))
