@@ -198,3 +198,38 @@ def test_each_stage_can_have_its_own_upsampling():
     assert Generator.from_config(generator.model_config()).upsampling == generator.upsampling
     with pytest.raises(ValueError, match="upsampling: a list needs one mode per upsample rate"):
         HiFiGANConfig(**SMALL, upsampling=["interpolate", "transposed"])
+
+
+def test_the_excitation_can_start_at_a_later_stage_and_its_weights_keep_their_keys():
+    torch.manual_seed(0)
+    every = Generator(HiFiGANConfig(**SMALL, upsampling="interpolate", source="harmonic", source_harmonics=4), 80, SR)
+    cfg = HiFiGANConfig(**SMALL, upsampling="interpolate", source="harmonic", source_harmonics=4, source_first_stage=1)
+    later = Generator(cfg, 80, SR)
+    keys = {key for key in later.state_dict() if key.startswith("source_injection.")}
+    assert keys == {key for key in every.state_dict() if key.startswith("source_injection.convs.")} - {
+        "source_injection.convs.0.weight",
+        "source_injection.convs.0.bias",
+    }
+
+    # the first stage's activations do not depend on the F0; the audio does
+    seen = []
+    later.ups[0].register_forward_hook(lambda module, args, output: seen.append(output))
+    later.resblocks[0][0].register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    mel = torch.randn(1, 80, 6)
+    with torch.no_grad():
+        low = later(mel, torch.full((1, 6), 110.0))
+        high = later(mel, torch.full((1, 6), 220.0))
+    # the first stage's blocks see its upsampled features alone (no excitation added), at either pitch
+    assert torch.equal(seen[0], seen[1]) and torch.equal(seen[2], seen[3]) and torch.equal(seen[1], seen[3])
+    assert not torch.allclose(low, high)
+
+    config = later.model_config()
+    assert config["source_first_stage"] == 1
+    rebuilt = Generator.from_config(config)
+    rebuilt.load_state_dict(later.state_dict())
+    # a file written before the setting existed fed every stage
+    older = {key: value for key, value in every.model_config().items() if key != "source_first_stage"}
+    assert Generator.from_config(older).source_injection.feeds(0)
+    assert "source_first_stage" not in Generator(HiFiGANConfig(**SMALL), 80).model_config()
+    with pytest.raises(ValueError, match="source_first_stage: 3 is past the last of the 3 upsampling stages"):
+        HiFiGANConfig(**SMALL, source="harmonic", source_first_stage=3)

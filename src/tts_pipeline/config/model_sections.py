@@ -119,6 +119,14 @@ class HiFiGANConfig(
     source_harmonics: int = Field(
         32, ge=1, le=256, description="Sines in the harmonic excitation (those above Nyquist are silent)."
     )
+    source_first_stage: int = Field(
+        0,
+        ge=0,
+        description="The first upsampling stage (0-based) the harmonic excitation is added to; the later ones "
+        "all get it. 0 = every stage (NSF-HiFiGAN's way). The demo starts at 1: at its first stage "
+        "(sampling_rate / 32 = 689 Hz) the sines alias and the voice's pitch snapped to whole fractions of "
+        "that rate (README, 'The demo vocoder's hum').",
+    )
     resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
     resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)
     mpd_periods: list[int] = Field([2, 3, 5, 7, 11], min_length=1)
@@ -194,6 +202,11 @@ class HiFiGANConfig(
             raise ValueError("upsample_kernel_sizes: expected one kernel per upsample rate")
         if isinstance(self.upsampling, list) and len(self.upsampling) != len(self.upsample_rates):
             raise ValueError("upsampling: a list needs one mode per upsample rate")
+        if self.source_first_stage >= len(self.upsample_rates):
+            raise ValueError(
+                f"source_first_stage: {self.source_first_stage} is past the last of the "
+                f"{len(self.upsample_rates)} upsampling stages (0-based)"
+            )
         if len(self.resblock_dilation_sizes) != len(self.resblock_kernel_sizes):
             raise ValueError("resblock_dilation_sizes: expected one dilation list per resblock kernel size")
         if self.upsample_initial_channel % 2 ** len(self.upsample_rates):

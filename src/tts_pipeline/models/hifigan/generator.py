@@ -44,7 +44,10 @@ GENERATOR_FIELDS = (
     "resblock_dilation_sizes",
     "source",
     "source_harmonics",
+    "source_first_stage",
 )
+# The fields of the harmonic source: a generator without one records none of them.
+SOURCE_FIELDS = ("source", "source_harmonics", "source_first_stage")
 
 
 def _normal_init(module: nn.Module) -> nn.Module:
@@ -201,14 +204,17 @@ class Generator(nn.Module):
         self.has_source = cfg.source == "harmonic"
         if not self.has_source:
             # a generator without a source records what jik876's, NVIDIA's and older files of ours record
-            del self._config["source"], self._config["source_harmonics"]
+            for key in SOURCE_FIELDS:
+                del self._config[key]
         else:
             if sampling_rate is None:
                 raise ValueError("hifigan.source: harmonic needs the audio's sampling_rate")
             self._config["sampling_rate"] = int(sampling_rate)
             self.pitch_head = PitchHead(n_mels)
             self.source = HarmonicSource(self.hop_length, int(sampling_rate), cfg.source_harmonics)
-            self.source_injection = SourceInjection(self.hop_length, rates, cfg.upsample_initial_channel)
+            self.source_injection = SourceInjection(
+                self.hop_length, rates, cfg.upsample_initial_channel, cfg.source_first_stage
+            )
 
         channels = cfg.upsample_initial_channel
         block_class = ResBlock1 if cfg.resblock == "1" else ResBlock2
@@ -260,7 +266,7 @@ class Generator(nn.Module):
         x = self.conv_pre(mel)
         for stage, (up, blocks) in enumerate(zip(self.ups, self.resblocks, strict=True)):
             x = up(F.leaky_relu(x, LRELU_SLOPE))
-            if excitation is not None:
+            if excitation is not None and self.source_injection.feeds(stage):
                 x = x + self.source_injection(excitation, stage).to(x.dtype)
             # The blocks see the same input and their outputs are averaged (multi-receptive-field fusion).
             total = blocks[0](x)

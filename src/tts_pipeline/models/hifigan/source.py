@@ -177,17 +177,33 @@ class HarmonicSource(nn.Module):
 
 class SourceInjection(nn.Module):
     """The excitation ``(B, 1, T * hop)`` brought to each upsampling stage's rate and width: a strided
-    convolution per stage (kernel ``2s + 1``, stride ``s``), added to that stage's activations."""
+    convolution per stage (kernel ``2s + 1``, stride ``s``), added to that stage's activations.
 
-    def __init__(self, hop_length: int, rates: list[int], initial_channels: int) -> None:
+    Stages before ``first_stage`` get none (an empty slot, so that a stage's weights keep their key,
+    ``convs.<stage>``, whichever stage comes first). Why skip any: at the first stage of the demo's
+    8 x 8 x 4 generator (689 Hz, 32 samples per step) the sines alias, and a generator fed there voiced
+    every pitch at a whole fraction of that rate (689 / 6 = 115 Hz, 689 / 7 = 98 Hz).
+    """
+
+    def __init__(self, hop_length: int, rates: list[int], initial_channels: int, first_stage: int = 0) -> None:
         super().__init__()
+        if not 0 <= first_stage < len(rates):
+            raise ValueError(f"source_first_stage {first_stage} must name one of the {len(rates)} upsampling stages")
+        self.first_stage = first_stage
         self.convs = nn.ModuleList()
         channels, product = initial_channels, 1
-        for rate in rates:
+        for stage, rate in enumerate(rates):
             channels //= 2
             product *= rate
             stride = hop_length // product
-            self.convs.append(nn.Conv1d(1, channels, 2 * stride + 1, stride=stride, padding=stride))
+            if stage < first_stage:
+                self.convs.append(nn.Identity())  # no parameters: a placeholder for the stage's index
+            else:
+                self.convs.append(nn.Conv1d(1, channels, 2 * stride + 1, stride=stride, padding=stride))
+
+    def feeds(self, stage: int) -> bool:
+        """Whether ``stage`` receives the excitation."""
+        return stage >= self.first_stage
 
     def forward(self, excitation: torch.Tensor, stage: int) -> torch.Tensor:
         return self.convs[stage](excitation)

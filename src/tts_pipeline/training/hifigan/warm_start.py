@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tts_pipeline.config import AudioConfig, HiFiGANConfig
-from tts_pipeline.models.hifigan.generator import GENERATOR_FIELDS
+from tts_pipeline.models.hifigan.generator import GENERATOR_FIELDS, SOURCE_FIELDS
 from tts_pipeline.training.hifigan.finetune import InitWeights, in_block_order, load_init, load_weights
 from tts_pipeline.training.hifigan.state import HiFiGANState
 from tts_pipeline.training.warm_start import audio_mismatches
@@ -37,7 +37,8 @@ def expected_generator_config(section: HiFiGANConfig, n_mels: int) -> dict[str, 
     values = section.model_dump(mode="json")
     expected = {**{key: values[key] for key in GENERATOR_FIELDS}, "n_mels": int(n_mels)}
     if values["source"] == "none":  # as the generator records itself: without the source's settings
-        del expected["source"], expected["source_harmonics"]
+        for key in SOURCE_FIELDS:
+            del expected[key]
     return expected
 
 
