@@ -148,6 +148,7 @@ COMMANDS: dict[str, str] = {
     "bench-fastpitch": _TOOLS + "bench_fastpitch",
     "bench-intelligibility": _TOOLS + "bench_intelligibility",
     "bench-voices": _TOOLS + "bench_voices",
+    "bench-vocoders": _TOOLS + "bench_vocoders",
     "bench-engines": _TOOLS + "bench_engines",
     "serve": _TOOLS + "serve",
     "bench-serve": _TOOLS + "bench_serve",
