@@ -47,10 +47,10 @@ class MetricsFile(NamedTuple):
 
 def parse_metrics_argument(value: str) -> MetricsFile:
     """``name=path`` -> :class:`MetricsFile` (the command line's ``--metrics`` items)."""
-    name, sep, path = value.partition("=")
-    if not sep or not name.strip() or not path.strip():
-        raise UserError(f"--metrics: expected name=path (e.g. train_hifigan=R/hifigan/metrics.json), got {value!r}")
-    return MetricsFile(name.strip(), Path(path.strip()))
+    from tts_pipeline.cli import name_and_value
+
+    name, path = name_and_value(value, "--metrics", "name=path (e.g. train_hifigan=R/hifigan/metrics.json)")
+    return MetricsFile(name, Path(path))
 
 
 def training_throughput(files: Sequence[MetricsFile]) -> list[dict[str, Any]]:

@@ -44,14 +44,13 @@ class VocoderSpec(NamedTuple):
 
 def parse_vocoder(value: str) -> VocoderSpec:
     """``NAME=FILE`` -> :class:`VocoderSpec`; UserError naming the item otherwise."""
+    from tts_pipeline.cli import name_and_value
     from tts_pipeline.errors import UserError
 
-    name, sep, path = value.partition("=")
-    if not sep or not name.strip() or not path.strip():
-        raise UserError(f"--vocoder: expected NAME=FILE, got {value!r}")
-    if name.strip() in (RECORDINGS, GRIFFIN_LIM):
-        raise UserError(f"--vocoder: {name.strip()!r} names a reference row; choose another name")
-    return VocoderSpec(name.strip(), Path(path.strip()))
+    name, path = name_and_value(value, "--vocoder", "NAME=FILE")
+    if name in (RECORDINGS, GRIFFIN_LIM):
+        raise UserError(f"--vocoder: {name!r} names a reference row; choose another name")
+    return VocoderSpec(name, Path(path))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

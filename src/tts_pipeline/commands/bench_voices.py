@@ -47,13 +47,15 @@ class VoiceSpec(NamedTuple):
 
 def parse_voice(value: str) -> VoiceSpec:
     """``NAME=FASTPITCH,HIFIGAN[,SPEAKER]`` -> :class:`VoiceSpec`; UserError naming the item otherwise."""
+    from tts_pipeline.cli import name_and_value
     from tts_pipeline.errors import UserError
 
-    name, sep, files = value.partition("=")
+    expected = "NAME=FASTPITCH,HIFIGAN[,SPEAKER]"
+    name, files = name_and_value(value, "--voice", expected)
     parts = [part.strip() for part in files.split(",")]
-    if not sep or not name.strip() or len(parts) not in (2, 3) or not all(parts):
-        raise UserError(f"--voice: expected NAME=FASTPITCH,HIFIGAN[,SPEAKER], got {value!r}")
-    return VoiceSpec(name.strip(), Path(parts[0]), Path(parts[1]), parts[2] if len(parts) == 3 else None)
+    if len(parts) not in (2, 3) or not all(parts):
+        raise UserError(f"--voice: expected {expected}, got {value!r}")
+    return VoiceSpec(name, Path(parts[0]), Path(parts[1]), parts[2] if len(parts) == 3 else None)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
