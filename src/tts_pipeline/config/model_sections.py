@@ -123,9 +123,10 @@ class HiFiGANConfig(
         0,
         ge=0,
         description="The first upsampling stage (0-based) the harmonic excitation is added to; the later ones "
-        "all get it. 0 = every stage (NSF-HiFiGAN's way). The demo starts at 1: at its first stage "
-        "(sampling_rate / 32 = 689 Hz) the sines alias and the voice's pitch snapped to whole fractions of "
-        "that rate (README, 'The demo vocoder's hum').",
+        "all get it. 0 = every stage (NSF-HiFiGAN's way). At the demo's first stage (sampling_rate / 32 = "
+        "689 Hz) the sines alias and the voice's pitch snapped to whole fractions of that rate; from stage 1 "
+        "on it follows the pitch more closely but, within the demo's steps, keeps fewer words (README, "
+        "'Where the pitch snapped').",
     )
     resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
     resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)
