@@ -22,17 +22,6 @@ COMMANDS: dict[str, str] = command_modules()
 ALIASES: dict[str, str] = old_command_names()
 
 
-def name_and_value(item: str, option: str, expected: str) -> tuple[str, str]:
-    """A repeated option's ``NAME=VALUE`` item -> ``(name, value)``, both stripped and non-empty; a UserError
-    naming ``option`` and the ``expected`` shape otherwise."""
-    from tts_pipeline.errors import UserError
-
-    name, sep, value = item.partition("=")
-    if not sep or not name.strip() or not value.strip():
-        raise UserError(f"{option}: expected {expected}, got {item!r}")
-    return name.strip(), value.strip()
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only`` set, just that command's module is imported."""
     parser = argparse.ArgumentParser(

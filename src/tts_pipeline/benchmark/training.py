@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tts_pipeline.errors import UserError
+from tts_pipeline.errors import UserError, name_and_value
 
 THROUGHPUT_UNITS: dict[str, str] = {
     "frames_per_s": "mel frames per second of training (padding excluded, summed over processes; for the "
@@ -47,8 +47,6 @@ class MetricsFile(NamedTuple):
 
 def parse_metrics_argument(value: str) -> MetricsFile:
     """``name=path`` -> :class:`MetricsFile` (the command line's ``--metrics`` items)."""
-    from tts_pipeline.cli import name_and_value
-
     name, path = name_and_value(value, "--metrics", "name=path (e.g. train_hifigan=R/hifigan/metrics.json)")
     return MetricsFile(name, Path(path))
 

@@ -44,8 +44,7 @@ class VocoderSpec(NamedTuple):
 
 def parse_vocoder(value: str) -> VocoderSpec:
     """``NAME=FILE`` -> :class:`VocoderSpec`; UserError naming the item otherwise."""
-    from tts_pipeline.cli import name_and_value
-    from tts_pipeline.errors import UserError
+    from tts_pipeline.errors import UserError, name_and_value
 
     name, path = name_and_value(value, "--vocoder", "NAME=FILE")
     if name in (RECORDINGS, GRIFFIN_LIM):

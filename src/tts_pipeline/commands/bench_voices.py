@@ -47,8 +47,7 @@ class VoiceSpec(NamedTuple):
 
 def parse_voice(value: str) -> VoiceSpec:
     """``NAME=FASTPITCH,HIFIGAN[,SPEAKER]`` -> :class:`VoiceSpec`; UserError naming the item otherwise."""
-    from tts_pipeline.cli import name_and_value
-    from tts_pipeline.errors import UserError
+    from tts_pipeline.errors import UserError, name_and_value
 
     expected = "NAME=FASTPITCH,HIFIGAN[,SPEAKER]"
     name, files = name_and_value(value, "--voice", expected)
