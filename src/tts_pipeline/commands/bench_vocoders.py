@@ -17,7 +17,7 @@ exceeds the standard error of the difference. For example, two settings of the d
 
     tts-pipeline bench-vocoders --config config/demo.yaml --manifest-dir results/demo/data \\
         --features-dir results/demo/features \\
-        --vocoder every-stage=results/demo-a/hifigan/model.pt --vocoder from-stage-1=results/demo/hifigan/model.pt
+        --vocoder every-stage=results/demo/hifigan/model.pt --vocoder from-stage-1=results/demo-s1/hifigan/model.pt
 """
 
 from __future__ import annotations
