@@ -260,7 +260,7 @@ def test_fine_tuning_by_hand_with_a_config_file_reads_the_fine_tuning_settings(c
 
     raw = yaml.safe_load((REPO / "config" / "demo.yaml").read_text())
     shape = ("resblock", "upsample_rates", "upsample_kernel_sizes", "upsampling", "source", "source_harmonics")
-    shape += ("source_first_stage",)
+    shape += ("source_first_stage", "source_injection")
     generator = {key: raw["hifigan"][key] for key in shape if key in raw["hifigan"]}
     pitch = ("--pitch-features", str(write_pitch_features(corpus)))  # the demo's vocoder has a harmonic source
     base_section = section(epochs=1, lr_decay=0.5, learning_rate=1e-3, **generator)

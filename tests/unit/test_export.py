@@ -234,9 +234,11 @@ def test_the_runtime_a_server_uses_imports_no_torch():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+@pytest.mark.parametrize("injection", ["strided", "band_limited"])
 @pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
-def test_a_vocoder_with_a_harmonic_source_exports_for_any_length(tmp_path, fmt):
-    """The source's ops (F0 bins, phase accumulation, the noise table) in both formats, voiced throughout."""
+def test_a_vocoder_with_a_harmonic_source_exports_for_any_length(tmp_path, fmt, injection):
+    """The source's ops (F0 bins, phase accumulation, the noise table, the band-limited sines at each
+    stage's rate) in both formats, voiced throughout."""
     from tts_pipeline.config import HiFiGANConfig
     from tts_pipeline.models.hifigan import Generator
 
@@ -250,6 +252,7 @@ def test_a_vocoder_with_a_harmonic_source_exports_for_any_length(tmp_path, fmt):
         upsampling="interpolate",
         source="harmonic",
         source_harmonics=8,
+        source_injection=injection,
     )
     torch.manual_seed(0)
     generator = Generator(cfg, 80, 22050)

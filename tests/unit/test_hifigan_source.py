@@ -233,3 +233,59 @@ def test_the_excitation_can_start_at_a_later_stage_and_its_weights_keep_their_ke
     assert "source_first_stage" not in Generator(HiFiGANConfig(**SMALL), 80).model_config()
     with pytest.raises(ValueError, match="source_first_stage: 3 is past the last of the 3 upsampling stages"):
         HiFiGANConfig(**SMALL, source="harmonic", source_first_stage=3)
+
+
+def spectrum_peaks(signal: np.ndarray, rate: float, floor_db: float = -30.0) -> list[float]:
+    """The frequencies (Hz) of the spectral peaks of ``signal`` within ``floor_db`` of the strongest."""
+    window = np.hanning(len(signal))
+    level = 20 * np.log10(np.abs(np.fft.rfft(signal * window)) + 1e-12)
+    freqs = np.fft.rfftfreq(len(signal), 1 / rate)
+    local = (level[1:-1] > level[:-2]) & (level[1:-1] >= level[2:]) & (level[1:-1] > level.max() + floor_db)
+    return list(freqs[1:-1][local])
+
+
+def test_band_limited_stages_get_the_true_pitch_and_no_harmonic_folded_below_it():
+    """At the demo's first stage (22.05 kHz / 32 = 689 Hz) a 200 Hz voice's harmonics at 400, 600, 800 Hz
+    fold onto 289, 89 and 111 Hz when the full-rate sines are sampled there; band-limited, the stage sees
+    200 Hz alone, and the full-rate stage sees all eight harmonics."""
+    source = HarmonicSource(HOP, SR, 8, merged=False).eval()
+    with torch.no_grad():
+        source.noise_table.zero_()
+        phase = source.phase(torch.full((1, 400), 200.0))
+        first_stage = source.harmonics_at(phase, 32)[0].sum(dim=0).numpy()
+        full_rate = source.harmonics_at(phase, 1)[0].sum(dim=0).numpy()
+    assert first_stage.shape == (400 * HOP // 32,) and full_rate.shape == (400 * HOP,)
+    assert spectrum_peaks(first_stage, SR / 32) == pytest.approx([200.0], abs=2.0)
+    assert spectrum_peaks(full_rate, SR) == pytest.approx([200.0 * k for k in range(1, 9)], abs=2.0)
+
+    # what a strided injection samples at that rate: the same sines taken every 32 samples alias
+    cycles, _, _ = phase
+    aliased = torch.sin(2 * math.pi * cycles[0, 0, 16::32, None] * torch.arange(1, 9)).sum(dim=1).numpy()
+    assert min(abs(peak - 89.0) for peak in spectrum_peaks(aliased, SR / 32)) < 3.0
+
+
+def test_a_band_limited_generator_records_its_injection_and_older_files_load_as_strided():
+    cfg = HiFiGANConfig(
+        **SMALL, upsampling="interpolate", source="harmonic", source_harmonics=4, source_injection="band_limited"
+    )
+    torch.manual_seed(0)
+    generator = Generator(cfg, 80, SR)
+    assert generator.source.merge is None
+    # each stage's injection reads the four harmonics through 3 taps, at no stride
+    assert generator.source_injection.convs[0].weight.shape == (16, 4, 3)
+    assert generator.source_injection.strides == [32, 4, 1]
+    mel = torch.randn(1, 80, 6)
+    audio, prediction = generator(mel, torch.full((1, 6), 120.0), with_pitch=True)
+    assert audio.shape == (1, 1, 6 * HOP) and prediction.shape == (1, 1 + N_BINS, 6)
+    audio.mean().backward()
+    assert all(conv.weight.grad is not None for conv in generator.source_injection.convs)
+
+    config = generator.model_config()
+    assert config["source_injection"] == "band_limited"
+    rebuilt = Generator.from_config(config)
+    rebuilt.load_state_dict(generator.state_dict())
+    older = {key: value for key, value in config.items() if key != "source_injection"}
+    assert Generator.from_config(older).source_injection.mode == "strided"
+    assert "source_injection" not in Generator(HiFiGANConfig(**SMALL), 80).model_config()
+    with pytest.raises(ValueError, match="source_injection"):
+        HiFiGANConfig(**SMALL, source="harmonic", source_injection="folded")

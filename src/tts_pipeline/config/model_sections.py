@@ -128,6 +128,14 @@ class HiFiGANConfig(
         "on it follows the pitch more closely but, within the demo's steps, keeps fewer words (README, "
         "'Where the pitch snapped').",
     )
+    source_injection: Literal["strided", "band_limited"] = Field(
+        "strided",
+        description="How the harmonic excitation reaches each stage. 'strided': the sines at the audio's rate, "
+        "mixed into one signal, through a strided convolution per stage (NSF-HiFiGAN's way; at a stage far "
+        "below the audio's rate the harmonics above its Nyquist frequency alias onto false low pitches). "
+        "'band_limited': each stage gets the separate sines built at its own rate, those above its Nyquist "
+        "frequency faded out, through a 3-tap convolution (README, 'Where the pitch snapped').",
+    )
     resblock_kernel_sizes: list[int] = Field([11, 7, 3], min_length=1)
     resblock_dilation_sizes: list[list[int]] = Field([[1, 3, 5], [1, 3, 5], [1, 3, 5]], min_length=1)
     mpd_periods: list[int] = Field([2, 3, 5, 7, 11], min_length=1)

@@ -45,9 +45,10 @@ GENERATOR_FIELDS = (
     "source",
     "source_harmonics",
     "source_first_stage",
+    "source_injection",
 )
 # The fields of the harmonic source: a generator without one records none of them.
-SOURCE_FIELDS = ("source", "source_harmonics", "source_first_stage")
+SOURCE_FIELDS = ("source", "source_harmonics", "source_first_stage", "source_injection")
 
 
 def _normal_init(module: nn.Module) -> nn.Module:
@@ -211,9 +212,17 @@ class Generator(nn.Module):
                 raise ValueError("hifigan.source: harmonic needs the audio's sampling_rate")
             self._config["sampling_rate"] = int(sampling_rate)
             self.pitch_head = PitchHead(n_mels)
-            self.source = HarmonicSource(self.hop_length, int(sampling_rate), cfg.source_harmonics)
+            band_limited = cfg.source_injection == "band_limited"
+            self.source = HarmonicSource(
+                self.hop_length, int(sampling_rate), cfg.source_harmonics, merged=not band_limited
+            )
             self.source_injection = SourceInjection(
-                self.hop_length, rates, cfg.upsample_initial_channel, cfg.source_first_stage
+                self.hop_length,
+                rates,
+                cfg.upsample_initial_channel,
+                cfg.source_first_stage,
+                mode=cfg.source_injection,
+                n_harmonics=cfg.source_harmonics,
             )
 
         channels = cfg.upsample_initial_channel
@@ -252,7 +261,7 @@ class Generator(nn.Module):
         ``with_pitch`` also returns the head's ``(B, 2, T)`` output (for its loss). Without a source
         ``f0`` must be None.
         """
-        excitation, prediction = None, None
+        excitation, phase, prediction = None, None, None
         if self.has_source:
             # In float32 even under autocast: bf16's 8 mantissa bits move the F0 bins and the sines' phase
             # (the excitation of a bf16 run was 1 dB SNR from float32's).
@@ -260,13 +269,19 @@ class Generator(nn.Module):
                 prediction = self.pitch_head(mel.float())
                 if f0 is None:
                     f0 = self.pitch_head.f0_of(prediction.detach())
-                excitation = self.source(f0.float())
+                if self.source_injection.mode == "band_limited":
+                    phase = self.source.phase(f0.float())
+                else:
+                    excitation = self.source(f0.float())
         elif f0 is not None or with_pitch:
             raise ValueError("Generator: f0 and with_pitch need hifigan.source: harmonic")
         x = self.conv_pre(mel)
         for stage, (up, blocks) in enumerate(zip(self.ups, self.resblocks, strict=True)):
             x = up(F.leaky_relu(x, LRELU_SLOPE))
-            if excitation is not None and self.source_injection.feeds(stage):
+            if self.has_source and self.source_injection.feeds(stage):
+                if phase is not None:
+                    with torch.autocast(device_type=mel.device.type, enabled=False):
+                        excitation = self.source.harmonics_at(phase, self.source_injection.strides[stage])
                 x = x + self.source_injection(excitation, stage).to(x.dtype)
             # The blocks see the same input and their outputs are averaged (multi-receptive-field fusion).
             total = blocks[0](x)

@@ -47,6 +47,9 @@ UNVOICED_NOISE = HARMONIC_AMPLITUDE / 3
 # on every call and in every runtime (ONNX has no torch RNG).
 NOISE_TABLE_SAMPLES = 1 << 15
 NOISE_TABLE_SEED = 1234
+# The band-limited source fades each harmonic out over this top fraction of the band below a stage's Nyquist
+# frequency, so that one gliding past it does not switch on and off in a step.
+NYQUIST_FADE = 0.2
 
 
 class _Faster(nn.Module):
@@ -135,9 +138,12 @@ class HarmonicSource(nn.Module):
     noise; on unvoiced samples noise alone. A learned 1x1 convolution mixes the harmonics (the
     excitation's spectral tilt). Training draws fresh noise and a random starting phase per item;
     inference uses a fixed noise table and phase 0, so it is deterministic.
+
+    With ``merged=False`` (band-limited injection) there is no mixing convolution: :meth:`phase` and
+    :meth:`harmonics_at` give each stage the separate harmonics sampled at that stage's own rate.
     """
 
-    def __init__(self, hop_length: int, sampling_rate: int, n_harmonics: int) -> None:
+    def __init__(self, hop_length: int, sampling_rate: int, n_harmonics: int, merged: bool = True) -> None:
         super().__init__()
         self.hop_length = hop_length
         self.sampling_rate = sampling_rate
@@ -145,9 +151,11 @@ class HarmonicSource(nn.Module):
         # one row per harmonic, so that their noises are independent; rebuilt from the seed, not saved
         noise = torch.randn(n_harmonics, NOISE_TABLE_SAMPLES, generator=torch.Generator().manual_seed(NOISE_TABLE_SEED))
         self.register_buffer("noise_table", noise, persistent=False)
-        self.merge = nn.Conv1d(n_harmonics, 1, 1)
+        self.merge = nn.Conv1d(n_harmonics, 1, 1) if merged else None
 
-    def forward(self, f0: torch.Tensor) -> torch.Tensor:
+    def phase(self, f0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(B, T)`` F0 -> per sample ``(B, 1, T * hop)`` each: the fundamental's phase in cycles [0, 1),
+        the F0 in Hz (linear between frames) and voicing (1 or 0, the nearest frame's)."""
         frames = f0[:, None].float()
         per_sample = F.interpolate(frames, scale_factor=float(self.hop_length), mode="linear")  # (B, 1, N)
         voiced = F.interpolate((frames > 0).float(), scale_factor=float(self.hop_length))  # nearest frame's
@@ -157,7 +165,11 @@ class HarmonicSource(nn.Module):
         cycles = torch.cumsum(per_sample.double() / self.sampling_rate, dim=-1)
         if self.training:
             cycles = cycles + torch.rand(f0.shape[0], 1, 1, device=f0.device, dtype=cycles.dtype)
-        cycles = (cycles - torch.floor(cycles)).float()
+        return (cycles - torch.floor(cycles)).float(), per_sample, voiced
+
+    def forward(self, f0: torch.Tensor) -> torch.Tensor:
+        assert self.merge is not None, "a band-limited source has no merged excitation: use harmonics_at"
+        cycles, per_sample, voiced = self.phase(f0)
         harmonic_cycles = cycles * self.multiples
         harmonics = torch.sin(2 * math.pi * (harmonic_cycles - torch.floor(harmonic_cycles)))  # (B, H, N)
         below_nyquist = (per_sample * self.multiples < self.sampling_rate / 2).float()
@@ -165,6 +177,23 @@ class HarmonicSource(nn.Module):
         noise = self._noise(harmonics)
         excitation = harmonics + noise * (VOICED_NOISE * voiced + UNVOICED_NOISE * (1 - voiced))
         return torch.tanh(self.merge(excitation))
+
+    def harmonics_at(self, phase: tuple[torch.Tensor, torch.Tensor, torch.Tensor], stride: int) -> torch.Tensor:
+        """The harmonics ``(B, H, N / stride)`` at ``sampling_rate / stride``: each of :meth:`phase`'s
+        ``(B, 1, N)`` sampled at the middle of every ``stride`` samples, the sines built at that rate.
+
+        Band-limited: a harmonic fades out over the top :data:`NYQUIST_FADE` of the band below this
+        rate's Nyquist frequency and is silent above it, so nothing aliases (sines at 22.05 kHz brought
+        to 689 Hz by a strided convolution fold every harmonic above 345 Hz onto a false low pitch).
+        """
+        cycles, per_sample, voiced = (part[..., stride // 2 :: stride] for part in phase)
+        harmonic_cycles = cycles * self.multiples
+        harmonics = torch.sin(2 * math.pi * (harmonic_cycles - torch.floor(harmonic_cycles)))  # (B, H, n)
+        nyquist = self.sampling_rate / stride / 2
+        inside = ((nyquist - per_sample * self.multiples) / (NYQUIST_FADE * nyquist)).clamp(0.0, 1.0)
+        harmonics = HARMONIC_AMPLITUDE * harmonics * inside * voiced
+        noise = self._noise(harmonics)
+        return harmonics + noise * (VOICED_NOISE * voiced + UNVOICED_NOISE * (1 - voiced))
 
     def _noise(self, like: torch.Tensor) -> torch.Tensor:
         """Unit Gaussian noise shaped like ``like`` ``(B, H, N)``: fresh in training, the table at inference."""
@@ -176,28 +205,45 @@ class HarmonicSource(nn.Module):
 
 
 class SourceInjection(nn.Module):
-    """The excitation ``(B, 1, T * hop)`` brought to each upsampling stage's rate and width: a strided
-    convolution per stage (kernel ``2s + 1``, stride ``s``), added to that stage's activations.
+    """The excitation brought to each upsampling stage's rate and width, added to that stage's activations.
+
+    ``mode="strided"``: the merged excitation ``(B, 1, T * hop)`` through a strided convolution per stage
+    (kernel ``2s + 1``, stride ``s``), NSF-HiFiGAN's way. ``mode="band_limited"``: the separate harmonics
+    built at the stage's own rate (:meth:`HarmonicSource.harmonics_at`, ``(B, H, T * hop / s)``) through a
+    3-tap convolution; no harmonic above that rate's Nyquist frequency reaches the stage.
 
     Stages before ``first_stage`` get none (an empty slot, so that a stage's weights keep their key,
     ``convs.<stage>``, whichever stage comes first). Why skip any: at the first stage of the demo's
-    8 x 8 x 4 generator (689 Hz, 32 samples per step) the sines alias, and a generator fed there voiced
+    8 x 8 x 4 generator (689 Hz, 32 samples per step) strided sines alias, and a generator fed there voiced
     every pitch at a whole fraction of that rate (689 / 6 = 115 Hz, 689 / 7 = 98 Hz).
     """
 
-    def __init__(self, hop_length: int, rates: list[int], initial_channels: int, first_stage: int = 0) -> None:
+    def __init__(
+        self,
+        hop_length: int,
+        rates: list[int],
+        initial_channels: int,
+        first_stage: int = 0,
+        mode: str = "strided",
+        n_harmonics: int = 1,
+    ) -> None:
         super().__init__()
         if not 0 <= first_stage < len(rates):
             raise ValueError(f"source_first_stage {first_stage} must name one of the {len(rates)} upsampling stages")
         self.first_stage = first_stage
+        self.mode = mode
+        self.strides: list[int] = []
         self.convs = nn.ModuleList()
         channels, product = initial_channels, 1
         for stage, rate in enumerate(rates):
             channels //= 2
             product *= rate
             stride = hop_length // product
+            self.strides.append(stride)
             if stage < first_stage:
                 self.convs.append(nn.Identity())  # no parameters: a placeholder for the stage's index
+            elif mode == "band_limited":
+                self.convs.append(nn.Conv1d(n_harmonics, channels, 3, padding=1))
             else:
                 self.convs.append(nn.Conv1d(1, channels, 2 * stride + 1, stride=stride, padding=stride))
 
@@ -206,4 +252,5 @@ class SourceInjection(nn.Module):
         return stage >= self.first_stage
 
     def forward(self, excitation: torch.Tensor, stage: int) -> torch.Tensor:
+        """``excitation``: the merged ``(B, 1, N)`` (strided) or this stage's harmonics ``(B, H, N / s)``."""
         return self.convs[stage](excitation)
