@@ -156,7 +156,7 @@ def test_rows_are_flagged_against_griffin_lim_and_rendered():
     lines = markdown.splitlines()
     tts_cells = next(line for line in lines if line.startswith("| row tts ")).strip("|").split("|")
     # followed, voiced with the recording, error: not measured; then locked, voiced frames, no flag
-    expected = ["-", "-", "-", f"{tts['locked']:.0%}", str(tts["voiced_frames"]), "-"]
+    expected = ["-", "-", "-", "-", f"{tts['locked']:.0%}", str(tts["voiced_frames"]), "-"]
     assert [cell.strip() for cell in tts_cells[1:]] == expected
     clean = pitch.pitch_section(rows[:2], ["a", "b"], AUDIO)
     assert clean["findings"] == [] and "- **No vocoder row has more than 50 %" in "\n".join(pitch_markdown(clean))
@@ -175,3 +175,18 @@ def test_a_vocoder_that_voices_nothing_the_recording_voices_is_off_pitch_and_sai
     assert hum["followed"] == 0.0 and hum["median_error_cents"] is None and hum["flag"] == pitch.OFF_PITCH
     (finding,) = pitch.pitch_section(rows, ["a"], AUDIO)["findings"]
     assert finding.startswith("OFF PITCH: row hifigan_base_ground_truth") and "no frame voiced in both" in finding
+
+
+def test_a_tone_where_the_recording_is_noise_is_counted_as_voiced_where_it_is_not():
+    """Half a second of tone then half of noise, against a recording of the tone then silence-like noise:
+    a vocoder that keeps a tone through the second half voices the recording's unvoiced frames."""
+    half = int(RATE * SECONDS / 2)
+    recording = np.concatenate([harmonic_tone(120.0)[:half], noise(3)[:half]])
+    faithful = row("hifigan_base_ground_truth", recording.copy(), recording)
+    assert faithful["voiced_where_unvoiced"] == 0.0
+    toned = np.concatenate([harmonic_tone(120.0)[:half], harmonic_tone(344.5)[:half] + 0.3 * noise(4)[:half]])
+    figures = row("hifigan_base_ground_truth", toned, recording)
+    assert figures["voiced_where_unvoiced"] > 0.8 and figures["followed"] > 0.9
+    assert row("tts", toned, None)["voiced_where_unvoiced"] is None  # not aligned: no recording to compare
+    markdown = "\n".join(pitch_markdown(pitch.pitch_section([figures], ["u1"], AUDIO)))
+    assert "| Voiced where the recording is not |" in markdown

@@ -90,6 +90,7 @@ PITCH_COLUMNS: tuple[Column, ...] = (
     Column("Audio", "description"),
     Column("Pitch followed", "followed", ".0%"),
     Column("Voiced with the recording", "both_voiced", ".0%"),
+    Column("Voiced where the recording is not", "voiced_where_unvoiced", ".0%"),
     Column("Median error (cents)", "median_error_cents", ".0f"),
     Column("Locked to the frame rate", "locked", ".0%"),
     Column("Voiced frames", "voiced_frames", "d"),

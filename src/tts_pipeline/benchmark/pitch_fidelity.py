@@ -104,6 +104,11 @@ class FrameCounts(NamedTuple):
     """The row's own voiced frames."""
     locked: int
     """Those locked to the frame rate (:func:`locked_frames`)."""
+    reference_unvoiced: int = 0
+    """The recording's unvoiced frames (0 when the row is not compared with a recording)."""
+    voiced_where_unvoiced: int = 0
+    """Those the row voices: a periodic sound where the recording has noise or silence (a tone under
+    fricatives, a buzz in the pauses)."""
 
 
 def track_pitch(audio: np.ndarray, sampling_rate: int) -> PitchTrack:
@@ -170,6 +175,7 @@ def count_frames(row: PitchTrack, recording: PitchTrack | None, frequencies: Seq
     ours = recording.f0[reference_voiced]
     both = theirs > 0
     errors = np.abs(cents(theirs[both], ours[both]))
+    at_unvoiced = f0_at(row, recording.times[~reference_voiced])
     return FrameCounts(
         reference_voiced=int(reference_voiced.sum()),
         both_voiced=int(both.sum()),
@@ -177,6 +183,8 @@ def count_frames(row: PitchTrack, recording: PitchTrack | None, frequencies: Seq
         errors_cents=errors,
         voiced=int(voiced.sum()),
         locked=locked,
+        reference_unvoiced=int((~reference_voiced).sum()),
+        voiced_where_unvoiced=int((at_unvoiced > 0).sum()),
     )
 
 
@@ -186,7 +194,8 @@ def _fraction(count: int, total: int) -> float | None:
 
 def figures_of(counts: Sequence[FrameCounts], aligned: bool) -> dict[str, Any]:
     """Pooled figures of a row's clips (``counts``): ``followed``, ``both_voiced`` (fractions of the
-    recording's voiced frames) and ``median_error_cents``, None unless ``aligned``; ``locked`` (a fraction
+    recording's voiced frames), ``voiced_where_unvoiced`` (a fraction of the recording's unvoiced frames) and
+    ``median_error_cents``, None unless ``aligned``; ``locked`` (a fraction
     of the row's voiced frames); the frame counts ``reference_voiced_frames`` and ``voiced_frames``.
     A figure over fewer than :data:`MIN_VOICED_FRAMES` frames is None."""
     reference_voiced = sum(count.reference_voiced for count in counts)
@@ -196,6 +205,11 @@ def figures_of(counts: Sequence[FrameCounts], aligned: bool) -> dict[str, Any]:
     return {
         "followed": _fraction(sum(count.followed for count in counts), reference_voiced) if aligned else None,
         "both_voiced": _fraction(both, reference_voiced) if aligned else None,
+        "voiced_where_unvoiced": (
+            _fraction(sum(c.voiced_where_unvoiced for c in counts), sum(c.reference_unvoiced for c in counts))
+            if aligned
+            else None
+        ),
         "median_error_cents": float(np.median(errors)) if aligned and errors.size >= MIN_VOICED_FRAMES else None,
         "locked": _fraction(sum(count.locked for count in counts), voiced),
         "reference_voiced_frames": reference_voiced if aligned else None,
@@ -351,7 +365,9 @@ DEFINITION = (
     "recording's voiced frames, the fraction where the row is voiced too and within "
     f"{FOLLOW_TOLERANCE_CENTS:.0f} cents of the recording's pitch (only rows made from the ground-truth mels, "
     "which keep the recording's timing; an unvoiced frame counts as not followed). Voiced with the "
-    "recording: the fraction of the recording's voiced frames the row voices too. Median error: the median "
+    "recording: the fraction of the recording's voiced frames the row voices too; voiced where the recording "
+    "is not: the fraction of the recording's unvoiced frames (fricatives, stops, pauses) where the row has a "
+    "pitch (a tone or buzz where there should be noise or silence). Median error: the median "
     "absolute pitch difference in cents over frames voiced in both. Locked to the frame rate: the fraction "
     f"of the row's voiced frames within {100 * LOCK_TOLERANCE:.0f} % of sampling rate / hop length or its "
     "octave up or down (inside the pitch range), for every row; the recordings' figure is the chance level "

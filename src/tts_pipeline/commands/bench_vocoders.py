@@ -9,7 +9,8 @@ synthesis does. Every row, beside the recordings and Griffin-Lim on the same mel
 own measures:
 
 - closed-set sentence accuracy with its binomial standard error (:mod:`tts_pipeline.benchmark.intelligibility`);
-- pitch followed, median F0 error and frames locked to the frame rate (:mod:`tts_pipeline.benchmark.pitch_fidelity`);
+- pitch followed, median F0 error, frames locked to the frame rate and the recording's unvoiced frames the
+  vocoder voices (:mod:`tts_pipeline.benchmark.pitch_fidelity`);
 - the level in the recording's pauses relative to its speech (:mod:`tts_pipeline.benchmark.pauses`).
 
 A gap in sentence accuracy between a row and the first ``--vocoder`` is called a difference only when it
@@ -155,6 +156,7 @@ def run(args: argparse.Namespace) -> None:
             "pitch_followed": pitch["followed"],
             "median_error_cents": pitch["median_error_cents"],
             "locked": pitch["locked"],
+            "voiced_where_unvoiced": pitch["voiced_where_unvoiced"],
             "pause_level_db": quiet["pause_level_db"],
         })  # fmt: skip
 
@@ -166,12 +168,14 @@ def run(args: argparse.Namespace) -> None:
 
     size = recognizer.closed_set_size
     print(f"Copy synthesis of {len(held)} held-out utterances ({size} sentences in the closed set):")
-    print("| row | sentences | pitch followed | median error (cents) | locked | pauses (dB re speech) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| row | sentences | pitch followed | median error (cents) | locked | voiced where the recording is not "
+          "| pauses (dB re speech) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         accuracy = percent_with_error(row["sentence_accuracy"], row["sentence_accuracy_se"])
         print(f"| {row['name']} | {accuracy} | {percent(row['pitch_followed'])} | {number(row['median_error_cents'])} "
-              f"| {percent(row['locked'])} | {number(row['pause_level_db'])} |")  # fmt: skip
+              f"| {percent(row['locked'])} | {percent(row['voiced_where_unvoiced'])} "
+              f"| {number(row['pause_level_db'])} |")  # fmt: skip
     first, *others = rows[2:]
     for row in others:
         print(f"{row['name']}: {difference(row, first)}")
