@@ -170,13 +170,8 @@ class HarmonicSource(nn.Module):
     def forward(self, f0: torch.Tensor) -> torch.Tensor:
         assert self.merge is not None, "a band-limited source has no merged excitation: use harmonics_at"
         cycles, per_sample, voiced = self.phase(f0)
-        harmonic_cycles = cycles * self.multiples
-        harmonics = torch.sin(2 * math.pi * (harmonic_cycles - torch.floor(harmonic_cycles)))  # (B, H, N)
         below_nyquist = (per_sample * self.multiples < self.sampling_rate / 2).float()
-        harmonics = HARMONIC_AMPLITUDE * harmonics * below_nyquist * voiced
-        noise = self._noise(harmonics)
-        excitation = harmonics + noise * (VOICED_NOISE * voiced + UNVOICED_NOISE * (1 - voiced))
-        return torch.tanh(self.merge(excitation))
+        return torch.tanh(self.merge(self._excitation(cycles, below_nyquist, voiced)))
 
     def harmonics_at(self, phase: tuple[torch.Tensor, torch.Tensor, torch.Tensor], stride: int) -> torch.Tensor:
         """The harmonics ``(B, H, N / stride)`` at ``sampling_rate / stride``: each of :meth:`phase`'s
@@ -187,11 +182,16 @@ class HarmonicSource(nn.Module):
         to 689 Hz by a strided convolution fold every harmonic above 345 Hz onto a false low pitch).
         """
         cycles, per_sample, voiced = (part[..., stride // 2 :: stride] for part in phase)
-        harmonic_cycles = cycles * self.multiples
-        harmonics = torch.sin(2 * math.pi * (harmonic_cycles - torch.floor(harmonic_cycles)))  # (B, H, n)
         nyquist = self.sampling_rate / stride / 2
         inside = ((nyquist - per_sample * self.multiples) / (NYQUIST_FADE * nyquist)).clamp(0.0, 1.0)
-        harmonics = HARMONIC_AMPLITUDE * harmonics * inside * voiced
+        return self._excitation(cycles, inside, voiced)
+
+    def _excitation(self, cycles: torch.Tensor, gains: torch.Tensor, voiced: torch.Tensor) -> torch.Tensor:
+        """The harmonics ``(B, H, n)`` of the fundamental's phase ``cycles`` ``(B, 1, n)``, each scaled by
+        its ``gains`` ``(B, H, n)`` (0 above Nyquist) on voiced samples, plus the source's noise."""
+        harmonic_cycles = cycles * self.multiples
+        harmonics = torch.sin(2 * math.pi * (harmonic_cycles - torch.floor(harmonic_cycles)))
+        harmonics = HARMONIC_AMPLITUDE * harmonics * gains * voiced
         noise = self._noise(harmonics)
         return harmonics + noise * (VOICED_NOISE * voiced + UNVOICED_NOISE * (1 - voiced))
 
