@@ -83,12 +83,28 @@ def test_a_voice_item_names_its_files_and_maybe_a_speaker():
             parse_voice(bad)
 
 
-def test_the_f0_can_be_judged_on_other_clips_than_the_audio():
-    """A vocoder buzzing at its frame rate hides the pitch: judged on Griffin-Lim of the mels instead."""
+def test_a_voice_can_also_be_judged_without_its_vocoder():
+    """A vocoder buzzing at its frame rate hides the pitch, and one that dulls every voice alike hides the
+    timbre: both are judged on Griffin-Lim of the mels as well."""
     quality = SpeechQuality(AUDIO, PitchConfig())
-    references = {"low": [voiced(100.0, 0.7, 0.6, 0)], "high": [voiced(220.0, 0.7, 0.6, 1)]}
-    buzz = {"voice": [voiced(86.13, 0.7, 0.6, 2)]}
-    rows = likeness(buzz, references, quality, f0_clips={"voice": [voiced(215.0, 0.7, 0.6, 3)]})
-    assert rows[0]["f0_hz"] == pytest.approx(86.13, rel=0.03)
+    references = {"low": [voiced(100.0, 0.7, 0.8, 0)], "high": [voiced(220.0, 0.7, 0.3, 1)]}
+    buzz = {"voice": [voiced(86.13, 0.7, 0.8, 2)]}
+    rows = likeness(buzz, references, quality, mel_clips={"voice": [voiced(215.0, 0.7, 0.3, 3)]})
+    assert rows[0]["f0_hz"] == pytest.approx(86.13, rel=0.03) and rows[0]["closest_mcd"] == "low"
     assert rows[0]["f0_clips_hz"] == pytest.approx(215.0, rel=0.03) and rows[0]["closest_f0"] == "high"
-    assert likeness(buzz, references, quality)[0]["f0_clips_hz"] is None
+    assert rows[0]["closest_mcd_mels"] == "high" and rows[0]["closest_f0_median"] == "low"
+    assert rows[0]["mcd_mels_db"]["high"] < rows[0]["mcd_mels_db"]["low"]
+    alone = likeness(buzz, references, quality)[0]
+    assert alone["f0_clips_hz"] is None and alone["mcd_mels_db"] is None and alone["closest_mcd_mels"] is None
+
+
+def test_the_median_f0_is_the_voices_pitch_under_a_tone_on_a_few_frames():
+    """A 95 Hz voice with a 345 Hz tone on a quarter of its length: the mean F0 moves towards the tone and
+    lands nearer a 160 Hz speaker; the median stays at the voice's pitch."""
+    quality = SpeechQuality(AUDIO, PitchConfig())
+    voice = np.concatenate([voiced(95.0, 0.9, 0.7, 4), voiced(344.5, 0.3, 0.2, 5)])
+    references = {"low": [voiced(95.0, 1.0, 0.7, 6)], "mid": [voiced(160.0, 1.0, 0.7, 7)]}
+    row = likeness({"voice": [voice]}, references, quality)[0]
+    assert row["f0_hz"] > 140.0 and row["closest_f0"] == "mid"
+    assert row["f0_median_hz"] == pytest.approx(95.0, rel=0.05) and row["closest_f0_median"] == "low"
+    assert row["reference_f0_median_hz"]["mid"] == pytest.approx(160.0, rel=0.05)

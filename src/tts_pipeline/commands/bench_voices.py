@@ -10,9 +10,9 @@ options (``SPEAKER``: ``inference.speaker``, a speaker of a multi-speaker FastPi
   closed set of ``--manifest-dir``'s sentences: sentence accuracy with its binomial standard error, WER;
 - each ``--references CONFIG`` gives eSpeak NG reference voices (its demo corpus's speakers, or its one
   voice named by the config's experiment) that speak the same sentences; every voice's median MCD-DTW
-  against each reference and its mean F0 beside theirs (:mod:`tts_pipeline.benchmark.likeness`), the F0
-  measured on Griffin-Lim of the voice's mels as well as on its audio: a vocoder that buzzes at its
-  frame rate hides the pitch its mels carry.
+  against each reference and its mean F0 beside theirs (:mod:`tts_pipeline.benchmark.likeness`), both
+  measured on Griffin-Lim of the voice's mels as well as on its audio: a vocoder that buzzes or adds a
+  tone hides the pitch its mels carry, and one that smears formants hides their timbre.
 
 The sentences are the validation and test sentences of ``--manifest-dir`` (the first ``--n``), less any
 that a ``--trained-on`` manifest folder trains on, so that no voice was trained on the text it is judged
@@ -171,18 +171,25 @@ def run(args: argparse.Namespace) -> None:
             log.info("bench-voices: analysing %s", name)
 
         inverted = {name: griffin_lim_all(voice_mels, cfg.audio, args.workers) for name, voice_mels in mels.items()}
-        rows = likeness(audio, references, quality, progress=progress, f0_clips=inverted)
+        rows = likeness(audio, references, quality, progress=progress, mel_clips=inverted)
         results["likeness"] = rows
         names = list(references)
-        print("\nMedian MCD-DTW (dB) against each reference; mean F0 (Hz) of the audio and of Griffin-Lim of the mels:")
-        print("| voice | " + " | ".join(names) + " | F0 audio | F0 mels | closest (MCD) | closest (F0 of the mels) |")
-        print("|---|" + "---:|" * len(names) + "---:|---:|---|---|")
+        print("\nMedian MCD-DTW (dB) against each reference, of the audio and of Griffin-Lim of the mels (the "
+              "acoustic model without the vocoder); F0 (Hz): the mean of the audio, of the mels and the median of "
+              "the audio (a tone on a few frames does not move it):")  # fmt: skip
+        closest = "closest (MCD) | closest (MCD of the mels) | closest (mean F0 of the mels) | closest (median F0)"
+        columns = [*names, *(f"{n}, mels" for n in names), "F0 audio", "F0 mels", "median F0 audio", closest]
+        print("| voice | " + " | ".join(columns) + " |")
+        print("|---|" + "---:|" * (2 * len(names) + 3) + "---|---|---|---|")
         for row in rows:
-            cells = " | ".join(f"{row['mcd_db'][n]:.2f}" for n in names)
-            print(f"| {row['voice']} | {cells} | {row['f0_hz']:.0f} | {row['f0_clips_hz']:.0f} | {row['closest_mcd']} "
-                  f"| {row['closest_f0']} |")  # fmt: skip
-        reference_f0 = rows[0]["reference_f0_hz"]
-        print("| (reference F0) | " + " | ".join(f"{reference_f0[n]:.0f} Hz" for n in names) + " | | | | |")
+            cells = " | ".join(f"{row[key][n]:.2f}" for key in ("mcd_db", "mcd_mels_db") for n in names)
+            print(f"| {row['voice']} | {cells} | {row['f0_hz']:.0f} | {row['f0_clips_hz']:.0f} | "
+                  f"{row['f0_median_hz']:.0f} | {row['closest_mcd']} | {row['closest_mcd_mels']} | "
+                  f"{row['closest_f0']} | {row['closest_f0_median']} |")  # fmt: skip
+        for label, key in (("mean", "reference_f0_hz"), ("median", "reference_f0_median_hz")):
+            reference_f0 = rows[0][key]
+            print(f"| (reference {label} F0) | " + " | ".join(f"{reference_f0[n]:.0f} Hz" for n in names)
+                  + " |" * (len(names) + 8))  # fmt: skip
     if args.json is not None:
         from tts_pipeline.files import write_text
 
