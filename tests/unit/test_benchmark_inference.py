@@ -47,6 +47,17 @@ def test_the_cpu_runs_fp32_and_bf16_and_says_why_fp16_is_skipped(monkeypatch):
     # the report says why its larger batches are missing
     assert [s.precision for s in emulated.skipped] == ["bf16 beyond the smallest batch"]
     assert "smallest batch size only" in emulated.skipped[0].reason
+    # and why its quality against fp32 is missing
+    assert "quality against fp32 is not measured" in emulated.skipped[0].reason
+
+
+def test_quality_is_judged_against_fp32_for_native_precisions_only():
+    fp32 = PrecisionChoice("fp32", "off", "fp32")
+    native = PrecisionChoice("bf16", "bf16", "bf16 (native: avx512_bf16)")
+    emulated = PrecisionChoice("bf16", "bf16", "bf16 (emulated)", emulated=True)
+    assert PrecisionPlan([fp32, native], []).judged_against_fp32() == [native]
+    assert PrecisionPlan([fp32, emulated], []).judged_against_fp32() == []
+    assert PrecisionPlan([fp32], []).judged_against_fp32() == []
 
 
 def test_an_emulated_precision_is_timed_at_the_smallest_batch_only():

@@ -51,7 +51,7 @@ class PrecisionChoice:
         amp: The synthesizer's ``amp`` mode for it.
         label: What the report's table shows (it says when float32 work runs in TF32).
         emulated: The device has no instructions for it (bf16 on a CPU without AVX512-BF16 or AMX):
-            timed at the smallest batch size only.
+            timed at the smallest batch size only, and its quality not measured.
     """
 
     name: str
@@ -72,6 +72,12 @@ class PrecisionPlan(NamedTuple):
 
     runnable: list[PrecisionChoice]
     skipped: list[SkippedPrecision]
+
+    def judged_against_fp32(self) -> list[PrecisionChoice]:
+        """The runnable precisions whose quality the benchmark measures against fp32: all but fp32 itself
+        and an emulated one (it runs other kernels than a device with the instructions; 77 s of the demo's
+        benchmark on a 2-core AVX2 EPYC for a figure that describes no device's product)."""
+        return [choice for choice in self.runnable if choice.name != "fp32" and not choice.emulated]
 
 
 def tf32_flags() -> dict[str, bool]:
@@ -101,8 +107,8 @@ def plan_precisions(requested: Sequence[str], device: torch.device) -> Precision
 
     bf16 on a CPU without native bf16 instructions runs, emulated, and is timed at the smallest batch
     size only: there it is many times slower than fp32 (17 x at batch 1 on a 2-core AVX2 EPYC), which
-    one row shows, and its larger batches would take minutes of the benchmark. The plan's skipped list
-    says so.
+    one row shows, and its larger batches would take minutes of the benchmark. Its quality against fp32
+    is not measured either (:meth:`PrecisionPlan.judged_against_fp32`). The plan's skipped list says so.
     """
     runnable: list[PrecisionChoice] = []
     skipped: list[SkippedPrecision] = []
@@ -120,7 +126,11 @@ def plan_precisions(requested: Sequence[str], device: torch.device) -> Precision
                     SkippedPrecision(
                         f"{name} beyond the smallest batch",
                         "emulated on this CPU (no AVX512-BF16 or AMX): timed at the smallest batch size only, "
-                        "where it is already slower than fp32; larger batches would add minutes to the benchmark",
+                        "where it is already slower than fp32; larger batches would add minutes to the benchmark. "
+                        "Its quality against fp32 is not measured either: emulated bf16 takes other kernels than "
+                        "a bf16 CPU's (on an AVX2-only CPU HiFi-GAN even runs under autocast instead of the fused "
+                        "bf16 copy), so the figure would describe neither what this CPU runs (fp32) nor what a "
+                        "bf16 CPU runs",
                     )
                 )
         elif device.type != "cuda":

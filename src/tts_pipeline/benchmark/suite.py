@@ -146,7 +146,7 @@ def run_benchmark(
         vocoders[item.kind.name] = (item.path, others[item.kind.name].vocoder_only(quality_options))
     validation = validation_set(inputs.manifest_dir, inputs.features_dir, cfg.n_quality, audio.n_mel_channels)
 
-    faster = [choice for choice in plan.runnable if choice.name != "fp32"]
+    faster = plan.judged_against_fp32()
     quality = {
         "vocoder_mel_l1": vocoder_quality(validation, inputs.fastpitch_mels_dir, vocoders, audio.n_mel_channels),
         "precision": {
