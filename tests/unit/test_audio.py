@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 import torch
 
-from tts_pipeline.audio import MelSpectrogram, frame_times, load_wav, n_frames
+from tts_pipeline.audio import MelSpectrogram, frame_times, load_wav, mel_basis, n_frames
 from tts_pipeline.config import AudioConfig, DemoCorpusConfig
 from tts_pipeline.data.demo_corpus import build_demo_corpus
 from tts_pipeline.errors import UserError
@@ -243,3 +243,14 @@ def test_griffin_lim_on_two_processes_gives_what_one_process_gives() -> None:
     one = griffin_lim_all(mels, cfg, workers=1)
     two = griffin_lim_all(mels, cfg, workers=2)
     assert len(two) == len(mels) and all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))
+
+
+def test_the_cached_mel_filterbank_is_handed_out_as_copies():
+    # mel_basis is cached per process: a caller that changes its array must not change the next caller's
+    cfg = AudioConfig()
+    first = mel_basis(cfg, cfg.mel_fmax, dtype=np.float64)
+    expected = first.copy()
+    first *= 0.0
+    again = mel_basis(cfg, cfg.mel_fmax, dtype=np.float64)
+    np.testing.assert_array_equal(again, expected)
+    assert again.dtype == np.float64 and mel_basis(cfg, cfg.mel_fmax).dtype == np.float32
