@@ -214,7 +214,8 @@ def test_the_excitation_can_start_at_a_later_stage_and_its_weights_keep_their_ke
     # the first stage's activations do not depend on the F0; the audio does
     seen = []
     later.ups[0].register_forward_hook(lambda module, args, output: seen.append(output))
-    later.resblocks[0][0].register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    # (on a CPU the blocks take channels-last rows (B, C, 1, L): compared as (B, C, L))
+    later.resblocks[0][0].register_forward_pre_hook(lambda module, args: seen.append(args[0].reshape(seen[-1].shape)))
     mel = torch.randn(1, 80, 6)
     with torch.no_grad():
         low = later(mel, torch.full((1, 6), 110.0))

@@ -28,6 +28,11 @@ trainer's step calls the compiled modules). Compilation happens in the warm-up s
 JSON keeps apart from the timed ones: the first step compiles every graph a step needs (the
 discriminators on the real + generated batch, then on the generated one with and without gradients);
 give ``--compile`` two or three warm-up steps, so that any late recompilation shows there too.
+``--spectral`` times the generator-alone step of the warm-up before ``discriminator_start_step`` (mel L1,
+STFT and pitch-head losses, no discriminator) instead of the adversarial one. ``--plain-layout-beside``
+also times our step with the generator's resblock convs in the plain ``(B, C, L)`` layout instead of
+channels-last rows on a CPU (:mod:`tts_pipeline.models.conv_rows`), same initial weights, interleaved
+round by round, and prints the ratio: the check of that choice on another CPU.
 Throughput is also given in NVIDIA's unit (:func:`tts_pipeline.training.engine.nvidia_frames_per_s`).
 """
 
@@ -72,6 +77,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_tf32_argument(parser)
     parser.add_argument("--fused-adamw", action="store_true", help="both AdamW with fused=True")
     parser.add_argument("--compile", action="store_true", help="torch.compile the generator, MPD and MSD")
+    parser.add_argument(
+        "--spectral",
+        action="store_true",
+        help="time the generator-alone step of the warm-up (before discriminator_start_step) instead",
+    )
+    parser.add_argument(
+        "--plain-layout-beside",
+        action="store_true",
+        help="also time our step with the generator's convs in the plain (B, C, L) layout, interleaved",
+    )
 
 
 def hifigan_config(args: argparse.Namespace) -> tuple[PipelineConfig, HiFiGANConfig]:
@@ -102,6 +117,8 @@ def check_arguments(args: argparse.Namespace, cfg: HiFiGANConfig, hop: int) -> t
     if segment < 1 or segment % hop:
         raise UserError(f"--segment-size: expected a positive multiple of the hop ({hop}), got {segment}")
     if args.nvidia_root is not None:
+        if args.spectral:
+            raise UserError("--spectral: NVIDIA's train.py has no generator-alone warm-up; drop --nvidia-root")
         if cfg.discriminator_channels_scale != 1.0:
             raise UserError(
                 f"--discriminator-scale / hifigan.discriminator_channels_scale {cfg.discriminator_channels_scale:g}: "
@@ -147,8 +164,17 @@ def _run(args: argparse.Namespace) -> None:
     precision = resolve_precision(args.amp or cfg.amp, device, key="--amp")
     ours = OurTraining.build(cfg, audio_cfg, precision, fused_adamw=args.fused_adamw)
     audio = (0.1 * torch.randn(batch, segment, generator=torch.Generator().manual_seed(args.seed))).to(device)
-    calls = {"ours": lambda: losses["ours"].append(ours.step(audio))}
+    adversarial = not args.spectral
+    calls = {"ours": lambda: losses["ours"].append(ours.step(audio, adversarial=adversarial))}
     losses: dict[str, list[dict[str, float]]] = {"ours": []}
+    ours_sides = [ours]
+    if args.plain_layout_beside:
+        # The same seed, so the same initial weights; only the generator's conv layout differs.
+        plain = OurTraining.build(cfg, audio_cfg, precision, fused_adamw=args.fused_adamw)
+        plain.state.generator.cpu_rows = False
+        calls["plain"] = lambda: losses["plain"].append(plain.step(audio, adversarial=adversarial))
+        losses["plain"] = []
+        ours_sides.append(plain)
     differences = None
     if code is not None:
         theirs = NvidiaTraining.twin_of(code, ours, cfg, audio_cfg)
@@ -156,8 +182,9 @@ def _run(args: argparse.Namespace) -> None:
         calls["nvidia"] = lambda: losses["nvidia"].append(theirs.step(audio))
         losses["nvidia"] = []
     if args.compile:  # after the fp32 check, which then runs eager and compiles nothing
-        for module in (ours.state.generator, ours.state.discriminators.mpd, ours.state.discriminators.msd):
-            module.compile()
+        for side in ours_sides:
+            for module in (side.state.generator, side.state.discriminators.mpd, side.state.discriminators.msd):
+                module.compile()
     frames = batch * segment // audio_cfg.hop_length
     audio_seconds = batch * segment / audio_cfg.sampling_rate
 
@@ -179,7 +206,8 @@ def _run(args: argparse.Namespace) -> None:
     print(
         f"batch {batch} x {segment} samples ({frames} mel frames), {args.rounds} rounds x {args.steps} timed steps "
         f"per side after {args.warmup} warm-up; TF32 {args.tf32}, fused AdamW {'on' if args.fused_adamw else 'off'}, "
-        f"torch.compile {'on' if args.compile else 'off'}"
+        f"torch.compile {'on' if args.compile else 'off'}; "
+        + ("generator-alone (spectral) steps" if args.spectral else "adversarial steps")
     )
     if differences is not None:  # before timing: a wrong twin shows at once
         print(
@@ -208,6 +236,8 @@ def _run(args: argparse.Namespace) -> None:
         **command_environment(device, precision.label, args.tf32),
         "fused_adamw": args.fused_adamw,
         "compile": args.compile,
+        "step": "spectral" if args.spectral else "adversarial",
+        "generator_cpu_layout": "rows" if ours.state.generator.cpu_rows else "plain",
         "batch": batch,
         "segment_size": segment,
         "preset": args.preset or "config",
@@ -219,7 +249,11 @@ def _run(args: argparse.Namespace) -> None:
     for side in calls:
         median = timing.median(side)
         nvidia_units = nvidia_frames_per_s(frames / median, audio_cfg.n_mel_channels, segment // audio_cfg.hop_length)
-        name = f"ours ({precision.label})" if side == "ours" else "NVIDIA (fp32)"
+        name = {
+            "ours": f"ours ({precision.label})",
+            "plain": f"ours ({precision.label}), generator convs in the plain layout",
+            "nvidia": "NVIDIA (fp32)",
+        }[side]
         print(
             f"{name}: median {median:.3f} s/step = {frames / median:.1f} mel frames/s "
             f"({nvidia_units:.1f} in NVIDIA's unit, {audio_seconds / median:.3f} s of audio per s); round medians "
@@ -238,6 +272,9 @@ def _run(args: argparse.Namespace) -> None:
             "audio_seconds_per_second": audio_seconds / median,
             "last_losses": losses[side][-1],
         }
+    if "plain" in calls:
+        result["ratio_plain_over_ours"] = timing.ratio("plain", "ours")
+        print(f"ratio plain layout time / ours: {result['ratio_plain_over_ours']:.2f}x")
     if "nvidia" in calls:
         result["ratio_nvidia_over_ours"] = timing.ratio("nvidia", "ours")
         print(f"ratio NVIDIA time / ours: {result['ratio_nvidia_over_ours']:.2f}x")

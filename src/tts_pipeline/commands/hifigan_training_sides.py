@@ -66,9 +66,11 @@ class OurTraining:
         state.discriminators.train()
         return cls(state, runtime)
 
-    def step(self, audio: torch.Tensor) -> dict[str, float]:
-        """One adversarial optimiser step on ``(B, segment_size)`` audio; its losses."""
-        return train_step(self.state, self.runtime, [self.runtime.prepare({"audio": audio})], adversarial=True)
+    def step(self, audio: torch.Tensor, *, adversarial: bool = True) -> dict[str, float]:
+        """One optimiser step on ``(B, segment_size)`` audio, adversarial or (``adversarial=False``) the
+        generator alone on its spectral losses, as before ``discriminator_start_step``; its losses."""
+        batch = [self.runtime.prepare({"audio": audio})]
+        return train_step(self.state, self.runtime, batch, adversarial=adversarial)
 
 
 def _set_trainable(modules: tuple[nn.Module, ...], flag: bool) -> None:

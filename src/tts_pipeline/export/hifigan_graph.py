@@ -3,6 +3,8 @@ the graph holds plain convolution weights), log-mel -> audio."""
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
 from tts_pipeline.export.graphs import ExportGraph, TensorSpec
@@ -18,4 +20,8 @@ def graph(model: Generator) -> ExportGraph:
     inputs = (TensorSpec("mel", "float32", ("batch", n_mels, "frames"), "log-mel; pad a batch with log(1e-5)"),)
     outputs = (TensorSpec("audio", "float32", ("batch", 1, "samples"), "waveform, samples = frames x hop"),)
     example = (torch.zeros(1, n_mels, 8),)
-    return ExportGraph(model.float().eval(), inputs, outputs, example)
+    # The graph in the 1-D layout: channels-last rows are a choice for PyTorch's CPU kernels, and the
+    # runtime that loads the file makes its own. A shallow copy, so the caller's generator keeps its layout.
+    exported = copy.copy(model.float().eval())
+    exported.cpu_rows = False
+    return ExportGraph(exported, inputs, outputs, example)
