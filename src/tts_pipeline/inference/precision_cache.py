@@ -1,12 +1,14 @@
 """Where ``inference.amp: auto`` remembers what it measured, so that a CPU times its paths once.
 
 One JSON file per user: ``$XDG_CACHE_HOME/tts-pipeline/cpu_paths.json`` (``~/.cache/...`` when the
-variable is unset), holding ``{"version": 1, "choices": {key: record}}``, a record being a
+variable is unset), holding ``{"version": VERSION, "choices": {key: record}}``, a record being a
 :meth:`tts_pipeline.inference.precision_choice.PathChoice.as_dict`. A key names what the choice depends on:
 
 - the CPU model and the torch version (the kernels that run), and torch's thread count;
 - the model's kind and its parameter count (a demo-sized generator and HiFi-GAN v1 may choose differently);
 - the candidate paths' names (a new path in a later version measures afresh).
+
+A change to how a path computes that moves its speed bumps ``VERSION``, so every CPU measures afresh.
 
 Choices are also kept in memory for the process, so that an unwritable cache costs one measurement per
 process, not one per synthesizer; so is a disturbed measurement (rounds far apart: another job on the
@@ -31,7 +33,9 @@ from tts_pipeline.inference.precision_choice import PathChoice
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
+"""2: the plain generator runs its residual blocks on channels-last rows on a CPU (``models/conv_rows.py``),
+so version 1's timings of plain fp32 no longer hold."""
 FILE_NAME = "cpu_paths.json"
 
 # (cache file, key) -> record, for this process.
