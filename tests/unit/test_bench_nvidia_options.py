@@ -57,6 +57,7 @@ def test_bench_hifigan_takes_a_small_batch_beside_nvidia_and_the_sections_otherw
         (["--segment-size", "1000"], "--segment-size: expected a positive multiple of the hop"),
         (["--rounds", "0"], "--rounds must be >= 1"),
         (["--nvidia-root", "dle", "--discriminator-scale", "0.5"], "expected 1 with --nvidia-root"),
+        (["--nvidia-root", "dle", "--spectral"], "--spectral: NVIDIA's train.py has no generator-alone warm-up"),
     ],
 )
 def test_bench_hifigan_names_the_option_it_cannot_honour(argv: list[str], message: str) -> None:

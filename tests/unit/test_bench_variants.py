@@ -110,6 +110,19 @@ def test_bench_hifigan_records_tf32_and_fused_adamw_and_nvidias_unit(tmp_path: P
     assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == tf32_restored
 
 
+def test_bench_hifigan_times_the_warm_up_step_beside_the_plain_layout(tmp_path: Path) -> None:
+    out = tmp_path / "hifigan.json"
+
+    main(["bench-hifigan", *TINY_HIFIGAN_RUN, *ONE_STEP, "--spectral", "--plain-layout-beside", "--json", str(out)])
+
+    report = read(out)
+    assert (report["step"], report["generator_cpu_layout"]) == ("spectral", "rows")
+    for side in ("ours", "plain"):
+        assert timings(report[side]["median_step_seconds"]), side
+        assert report[side]["last_losses"]["loss_discrim"] == 0.0  # no discriminator in the warm-up
+    assert report["ratio_plain_over_ours"] > 0
+
+
 def test_bench_fastpitch_records_amp_and_tf32(tmp_path: Path, tf32_restored) -> None:
     config = tmp_path / "tiny.yaml"
     section = {**TINY_FASTPITCH.model_dump(mode="json"), "batch_size": 2, "global_batch_size": 2}

@@ -179,6 +179,16 @@ def test_exporting_leaves_the_eager_model_as_it_was(tmp_path):
     assert not fastpitch.training and torch.equal(fastpitch.infer(tokens, lengths).mel, before)
 
 
+def test_the_vocoder_is_exported_in_the_1d_layout_and_the_callers_generator_keeps_its_rows(tmp_path):
+    _, generator = tiny_models()
+    assert generator.cpu_rows
+    graph = export_graph(vocoder_kind("hifigan"), generator)
+    assert graph.module.cpu_rows is False and generator.cpu_rows  # a copy was switched, not the caller's
+    write_onnx(graph, tmp_path / "h.onnx")
+    ops = {node.op_type for node in onnx.load(str(tmp_path / "h.onnx")).graph.node}
+    assert "Conv" in ops and "Unsqueeze" not in ops  # no (B, C, 1, L) rows in the file
+
+
 def test_a_vocoder_without_an_export_module_is_refused_by_name():
     with pytest.raises(UserError, match="WaveGlow cannot be exported yet.*exportable kinds: hifigan, fastpitch"):
         export_graph(vocoder_kind("waveglow"), torch.nn.Identity())
